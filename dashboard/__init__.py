@@ -1,0 +1,1 @@
+"""The arbiter and player web pages (to come: issue 7)."""

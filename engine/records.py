@@ -1,0 +1,288 @@
+"""Game records: plain move lists, RenjuNet RIF XML and Gomocup PSQ, and replaying a record through the rules.
+
+A :class:`GameRecord` is the rule set, the opening protocol, the actions in order (stones, passes and the opening's
+decisions: swaps, declarations, candidates offered and chosen) and what is known of the players and the result.
+
+Formats:
+
+- Plain: whitespace- or comma-separated tokens (``h8 i9 swap j10 …``, see :mod:`engine.actions`).
+- RIF (RenjuNet XML): ``<game rule=… black=… white=… bresult="1|0|0.5" opening=… alt=… swap=…>`` with
+  ``<move>h8 i9 …</move>`` holding the stones in the order they were placed.  ``alt`` lists the fifth-move candidates
+  offered, ``swap`` the number of stones on the board at each swap; the full token list (with every decision, in
+  order) is kept in an extra ``actions`` attribute that other readers ignore and this reader prefers.
+- PSQ (Gomocup): ``Piskvorky 15x15, 11:11, 0``, then one ``x,y,ms`` line per stone (1-based, x = column, y counted
+  from the top as on Piskvork's screen, so h8 = ``8,8``), then the players' names.  PSQ has no place for passes or
+  opening decisions: writing a record with them is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from xml.etree import ElementTree
+
+from engine.actions import Action, Choose, Offer, Stone, Swap, parse_action
+from engine.board import SIZE, column_of, format_point, point_at, row_of
+from engine.errors import IllegalActionError, NotationError, RecordError
+from engine.game import Game, GameSettings, Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    rule: str = "renju"
+    opening: str | None = None
+    actions: tuple[Action, ...] = ()
+    black: str = ""
+    white: str = ""
+    result: str | None = None
+    """"black", "white", "draw" or None (unknown or unfinished)."""
+    info: dict[str, str] = field(default_factory=dict)
+    """Other header fields (event, round, board…), kept as read."""
+
+    @property
+    def tokens(self) -> list[str]:
+        return [action.token() for action in self.actions]
+
+    def stones(self) -> list[int]:
+        """The stones in the order they were placed (a chosen candidate is the fifth stone)."""
+        points = []
+        for action in self.actions:
+            if isinstance(action, (Stone, Choose)):
+                points.append(action.point)
+        return points
+
+
+# --- Replay --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IllegalMove:
+    ply: int
+    move: str
+    why: str
+    article: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """The game as far as it was legal, the outcome if it ended, and the first illegal move if any."""
+
+    game: Game
+    illegal: IllegalMove | None
+
+    @property
+    def outcome(self) -> Outcome | None:
+        return self.game.outcome
+
+
+def replay(tokens: list[str] | tuple[str, ...], settings: GameSettings) -> Replay:
+    """Play ``tokens`` from the start; stop at the first one the rules refuse (moves after the end included)."""
+    game = Game.new(settings)
+    for ply, token in enumerate(tokens, start=1):
+        try:
+            game = game.apply(parse_action(token))
+        except IllegalActionError as error:
+            return Replay(game, IllegalMove(ply, str(token), str(error), error.article))
+        except NotationError as error:
+            return Replay(game, IllegalMove(ply, str(token), str(error)))
+    return Replay(game, None)
+
+
+def replay_record(record: GameRecord, settings: GameSettings | None = None) -> Replay:
+    base = settings or GameSettings()
+    return replay(
+        record.tokens,
+        GameSettings(
+            rule=record.rule,
+            opening=record.opening,
+            adjudication=base.adjudication,
+            five_eye=base.five_eye,
+            max_candidates=base.max_candidates,
+        ),
+    )
+
+
+# --- Plain lists ---------------------------------------------------------------------------------------------------
+
+
+def read_plain(text: str, rule: str = "renju", opening: str | None = None) -> GameRecord:
+    tokens = [token for token in re.split(r"[\s,;]+", text.strip()) if token]
+    actions = []
+    for index, token in enumerate(tokens, start=1):
+        try:
+            actions.append(parse_action(token))
+        except NotationError as error:
+            raise RecordError(f"move {index}: {error}") from None
+    return GameRecord(rule=rule, opening=opening, actions=tuple(actions))
+
+
+def write_plain(record: GameRecord) -> str:
+    return " ".join(record.tokens)
+
+
+# --- RIF -----------------------------------------------------------------------------------------------------------
+
+_RESULT_TO_RIF = {"black": "1", "white": "0", "draw": "0.5"}
+
+
+def _rif_result(value: str) -> str:
+    try:
+        score = Fraction(value)
+    except (ValueError, ZeroDivisionError):
+        raise RecordError(f"bresult={value!r}: expected 1, 0 or 0.5") from None
+    results = {Fraction(1): "black", Fraction(0): "white", Fraction(1, 2): "draw"}
+    if score not in results:
+        raise RecordError(f"bresult={value!r}: expected 1, 0 or 0.5")
+    return results[score]
+
+
+def read_rif(text: str) -> list[GameRecord]:
+    """Every ``<game>`` of a RIF XML document (a bare ``<game>`` element is accepted too)."""
+    try:
+        root = ElementTree.fromstring(text)
+    except ElementTree.ParseError as error:
+        raise RecordError(f"not well-formed RIF XML: {error}") from None
+    games = [root] if root.tag == "game" else list(root.iter("game"))
+    if not games:
+        raise RecordError("no <game> element in the RIF document")
+    return [_read_rif_game(element) for element in games]
+
+
+def _read_rif_game(element: ElementTree.Element) -> GameRecord:
+    attributes = dict(element.attrib)
+    label = f"game {attributes.get('id', '?')}"
+    try:
+        if "actions" in attributes:
+            actions = [parse_action(token) for token in attributes.pop("actions").split()]
+        else:
+            move = element.find("move")
+            stones = [Stone(parse_point_token(t)) for t in (move.text or "").split()] if move is not None else []
+            actions = _rebuild_decisions(stones, attributes.get("alt", ""), attributes.get("swap", ""))
+    except (NotationError, RecordError) as error:
+        raise RecordError(f"{label}: {error}") from None
+    result = attributes.pop("bresult", None)
+    return GameRecord(
+        rule=attributes.pop("rule", "renju") or "renju",
+        opening=attributes.pop("protocol", None),
+        actions=tuple(actions),
+        black=attributes.pop("black", ""),
+        white=attributes.pop("white", ""),
+        result=_rif_result(result) if result not in (None, "") else None,
+        info=attributes,
+    )
+
+
+def parse_point_token(token: str) -> int:
+    action = parse_action(token)
+    if not isinstance(action, Stone):
+        raise NotationError(f"{token!r} is not a stone")
+    return action.point
+
+
+def _rebuild_decisions(stones: list[Stone], alt: str, swap: str) -> list[Action]:
+    """Put the swaps (``swap`` = stones on the board at each) and the candidates (``alt``) back among the stones."""
+    swaps_at = [int(s) for s in swap.split() if s.strip().isdigit()]
+    candidates = tuple(parse_point_token(t) for t in alt.replace(",", " ").split())
+    actions: list[Action] = []
+    for count in range(len(stones) + 1):
+        actions.extend(Swap() for at in swaps_at if at == count)
+        if count == len(stones):
+            break
+        if count == 4 and candidates:
+            fifth = stones[4].point
+            offer = candidates if fifth in candidates else (fifth, *candidates)
+            actions.extend([Offer(offer), Choose(fifth)])
+            continue
+        actions.append(stones[count])
+    return actions
+
+
+def write_rif(records: list[GameRecord]) -> str:
+    """A RIF ``<database>`` document with one ``<game>`` per record."""
+    root = ElementTree.Element("database")
+    games = ElementTree.SubElement(root, "games")
+    for number, record in enumerate(records, start=1):
+        attributes = {"id": str(number), **record.info, "rule": record.rule}
+        if record.opening:
+            attributes["protocol"] = record.opening
+        attributes["black"] = record.black
+        attributes["white"] = record.white
+        if record.result is not None:
+            attributes["bresult"] = _RESULT_TO_RIF[record.result]
+        offers = [a for a in record.actions if isinstance(a, Offer)]
+        attributes["alt"] = " ".join(format_point(p) for p in offers[-1].points) if offers else ""
+        swaps, stones = [], 0
+        for action in record.actions:
+            if isinstance(action, (Stone, Choose)):
+                stones += 1
+            elif isinstance(action, Swap):
+                swaps.append(str(stones))
+        attributes["swap"] = " ".join(swaps)
+        if any(not isinstance(a, Stone) for a in record.actions):
+            attributes["actions"] = " ".join(record.tokens)
+        game = ElementTree.SubElement(games, "game", attributes)
+        move = ElementTree.SubElement(game, "move")
+        move.text = " ".join(format_point(p) for p in record.stones())
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
+
+
+# --- PSQ -----------------------------------------------------------------------------------------------------------
+
+_PSQ_HEADER = re.compile(r"^Piskvorky\s+(\d+)x(\d+)", re.IGNORECASE)
+_PSQ_MOVE = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(-?\d+))?\s*$")
+
+
+def read_psq(text: str, rule: str = "freestyle") -> GameRecord:
+    lines = text.splitlines()
+    if not lines or not _PSQ_HEADER.match(lines[0].strip()):
+        raise RecordError("a PSQ record starts with a 'Piskvorky 15x15, …' line")
+    header = _PSQ_HEADER.match(lines[0].strip())
+    assert header is not None
+    width, height = int(header.group(1)), int(header.group(2))
+    if (width, height) != (SIZE, SIZE):
+        raise RecordError(f"PSQ board {width}x{height}: only 15x15 is played under these rules (art. 1)")
+    actions: list[Action] = []
+    names: list[str] = []
+    for number, line in enumerate(lines[1:], start=2):
+        match = _PSQ_MOVE.match(line)
+        if match and not names:
+            x, y = int(match.group(1)), int(match.group(2))
+            if not (1 <= x <= SIZE and 1 <= y <= SIZE):
+                raise RecordError(f"line {number}: {x},{y} is off the 15x15 board")
+            actions.append(Stone(point_at(x - 1, SIZE - y)))
+        elif line.strip() and not re.fullmatch(r"-?\d+", line.strip()):
+            names.append(line.strip())
+    return GameRecord(
+        rule=rule,
+        actions=tuple(actions),
+        black=names[0] if names else "",
+        white=names[1] if len(names) > 1 else "",
+    )
+
+
+def write_psq(record: GameRecord, times_ms: list[int] | None = None) -> str:
+    if any(not isinstance(a, Stone) for a in record.actions):
+        kinds = sorted({a.token().split(":")[0] for a in record.actions if not isinstance(a, Stone)})
+        raise RecordError(f"PSQ can hold only stones; this record also has: {', '.join(kinds)}")
+    lines = [f"Piskvorky {SIZE}x{SIZE}, 11:11, 0"]
+    for index, point in enumerate(record.stones()):
+        ms = times_ms[index] if times_ms and index < len(times_ms) else 0
+        lines.append(f"{column_of(point) + 1},{SIZE - row_of(point)},{ms}")
+    lines.extend(name for name in (record.black, record.white) if name)
+    lines.append("-1")
+    return "\n".join(lines) + "\n"
+
+
+def record_from_game(game: Game, black: str = "", white: str = "", **info: str) -> GameRecord:
+    """The record of a game as played so far."""
+    return GameRecord(
+        rule=game.rules.name,
+        opening=game.opening.name,
+        actions=game.actions,
+        black=black,
+        white=white,
+        result=game.outcome.result if game.outcome else None,
+        info=dict(info),
+    )

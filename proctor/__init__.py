@@ -1,0 +1,1 @@
+"""The proctoring and adjudication service: webhooks, storage, adjudication, incidents and the command line."""

@@ -1,0 +1,135 @@
+"""The ``proctor`` command: the service's front door.
+
+``proctor forbidden [FILE|-]`` and ``proctor replay [FILE|-]`` read JSON lines and write one JSON line per input, in
+order; a bad line gets ``{"error": "..."}``, the others go on, and the exit status is then 1.  Their output is a
+contract that other tools depend on (docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+from engine.board import Position, format_point, parse_points
+from engine.errors import EngineError
+from engine.forbidden import FiveEye, forbidden_points
+from engine.game import Adjudication, GameSettings
+from engine.records import replay
+from engine.rules import find_rule_set
+
+
+class InputError(ValueError):
+    """A JSON line that does not have the fields a command needs."""
+
+
+def _field(obj: dict[str, Any], name: str, kind: type, default: Any = None) -> Any:
+    value = obj.get(name, default)
+    if value is not None and not isinstance(value, kind):
+        raise InputError(f"'{name}' must be a {kind.__name__}, not {type(value).__name__}")
+    return value
+
+
+def _five_eye(obj: dict[str, Any]) -> FiveEye:
+    value = _field(obj, "five_eye", str, "engine")
+    try:
+        return FiveEye(value)
+    except ValueError:
+        raise InputError(f"'five_eye' must be 'engine' or 'strict', not {value!r}") from None
+
+
+def forbidden_line(obj: dict[str, Any]) -> dict[str, Any]:
+    """``{"black": [...], "white": [...]}`` → ``{"forbidden": {point: "33"|"44"|"overline"}}``."""
+    black = _field(obj, "black", list, [])
+    white = _field(obj, "white", list, [])
+    rules = find_rule_set(_field(obj, "rule", str, "renju"))
+    five_eye = _five_eye(obj)
+    position = Position.from_points(parse_points(black), parse_points(white))
+    if not rules.forbidden_moves:
+        return {"forbidden": {}}
+    found = forbidden_points(position, five_eye)
+    return {"forbidden": {format_point(point): found[point].value for point in sorted(found)}}
+
+
+def replay_line(obj: dict[str, Any]) -> dict[str, Any]:
+    """``{"rule": ..., "moves": [...]}`` → result, reason, ply and the first illegal move."""
+    moves = _field(obj, "moves", list)
+    if moves is None:
+        raise InputError('\'moves\' is required: a list of moves such as ["h8", "i9", "pass"]')
+    adjudication = _field(obj, "adjudication", str, "automatic")
+    try:
+        mode = Adjudication(adjudication)
+    except ValueError:
+        raise InputError(f"'adjudication' must be 'automatic' or 'claim', not {adjudication!r}") from None
+    settings = GameSettings(
+        rule=_field(obj, "rule", str, "renju"),
+        opening=_field(obj, "opening", str),
+        adjudication=mode,
+        five_eye=_five_eye(obj),
+        max_candidates=_field(obj, "max_candidates", int),
+    )
+    find_rule_set(settings.rule)  # an unknown rule is a bad line, not an illegal move
+    played = replay([str(m) if not isinstance(m, str) else m for m in moves], settings)
+    outcome = played.outcome
+    illegal = played.illegal
+    return {
+        "result": outcome.result if outcome else None,
+        "reason": outcome.termination.value if outcome else None,
+        "ply": outcome.ply if outcome else None,
+        "illegal": {"ply": illegal.ply, "move": illegal.move, "why": illegal.why} if illegal else None,
+    }
+
+
+def _json_lines(stream: IO[str]) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(stream, start=1):
+        if line.strip():
+            yield number, line
+
+
+def run_json_lines(handler: Callable[[dict[str, Any]], dict[str, Any]], source: IO[str], sink: IO[str]) -> int:
+    status = 0
+    for number, line in _json_lines(source):
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise InputError("each line must be a JSON object")
+            answer = handler(obj)
+        except json.JSONDecodeError as error:
+            answer, status = {"error": f"line {number}: not JSON: {error.msg} at column {error.colno}"}, 1
+        except (InputError, EngineError) as error:
+            answer, status = {"error": f"line {number}: {error}"}, 1
+        sink.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        sink.flush()
+    return status
+
+
+def _open(path: str) -> IO[str]:
+    return sys.stdin if path == "-" else open(path, encoding="utf-8")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="proctor", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    forbidden = commands.add_parser("forbidden", help="list Black's forbidden points of positions (JSON lines)")
+    forbidden.add_argument("file", nargs="?", default="-", help="JSON lines file, or - for standard input")
+    replay_cmd = commands.add_parser("replay", help="replay games and say how each ended (JSON lines)")
+    replay_cmd.add_argument("file", nargs="?", default="-", help="JSON lines file, or - for standard input")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers = {"forbidden": forbidden_line, "replay": replay_line}
+    try:
+        source = _open(args.file)
+    except OSError as error:
+        print(f"proctor {args.command}: cannot read {args.file}: {error.strerror}", file=sys.stderr)
+        return 2
+    with source:
+        return run_json_lines(handlers[args.command], source, sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
