@@ -191,7 +191,7 @@ class Game:
         candidates and a pass each count as one, a declined swap counts as none."""
         count = 0
         stones = 0
-        designated = self.opening.start == "black-1" and self.opening.name != "taraguchi-10"
+        designated = self.opening.sets_out_designated_opening
         for action in self.actions:
             if isinstance(action, Stone):
                 stones += 1

@@ -221,6 +221,8 @@ class OpeningProtocol:
     description: str
     phases: dict[str, Phase]
     start: str = DONE
+    sets_out_designated_opening: bool = False
+    """Black sets out one of the 26 openings: its three stones count as one move (6.2)."""
 
     def __init__(self) -> None:
         self.phases = {}
@@ -347,6 +349,7 @@ class Designated(OpeningProtocol):
     article = "9.7"
     description = "Black sets out one of the 26 designated openings, then play alternates from White's 4th stone"
     start = "black-1"
+    sets_out_designated_opening = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -364,6 +367,7 @@ class Soosorv(OpeningProtocol):
     article = "11.1.2"
     description = "five-move N-dot: designated opening, N declared by Black, swap, N fifth-move candidates"
     start = "black-1"
+    sets_out_designated_opening = True
 
     def __init__(self, fixed: int | None = None, cap: int | None = None) -> None:
         super().__init__()

@@ -106,8 +106,12 @@ def replay_record(record: GameRecord, settings: GameSettings | None = None) -> R
 # --- Plain lists ---------------------------------------------------------------------------------------------------
 
 
+#: A keyword with its argument (``offer:g10,j10``) or a token between separators (spaces, commas, semicolons).
+_PLAIN_TOKEN = re.compile(r"[A-Za-z0-9]+:[^\s;]+|[^\s,;]+")
+
+
 def read_plain(text: str, rule: str = "renju", opening: str | None = None) -> GameRecord:
-    tokens = [token for token in re.split(r"[\s,;]+", text.strip()) if token]
+    tokens = _PLAIN_TOKEN.findall(text)
     actions = []
     for index, token in enumerate(tokens, start=1):
         try:

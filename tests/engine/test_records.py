@@ -1,0 +1,148 @@
+"""Game records: plain lists, RIF XML and PSQ; reading, writing and replaying them."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.actions import Choose, Offer, Stone, Swap, format_action, parse_action
+from engine.board import POINTS, format_point, parse_point
+from engine.errors import NotationError, RecordError
+from engine.game import Game, Termination
+from engine.records import (
+    GameRecord,
+    read_plain,
+    read_psq,
+    read_rif,
+    record_from_game,
+    replay_record,
+    write_plain,
+    write_psq,
+    write_rif,
+)
+
+
+def soosorv_game() -> Game:
+    game = Game.new(opening="soosorv")
+    for token in ("h8", "h9", "h10", "declare:2", "swap", "i9", "offer:g10,j10", "choose:j10", "k11"):
+        game = game.play(token)
+    return game
+
+
+def test_plain_lists_round_trip_with_opening_decisions() -> None:
+    record = record_from_game(soosorv_game())
+    text = write_plain(record)
+    assert text == "h8 h9 h10 declare:2 swap i9 offer:g10,j10 choose:j10 k11"
+    again = read_plain(text, rule="renju", opening="soosorv")
+    assert again.actions == record.actions
+
+
+def test_plain_list_errors_name_the_move() -> None:
+    with pytest.raises(RecordError, match="move 3: 'q5'"):
+        read_plain("h8 h9 q5")
+
+
+def test_rif_keeps_swaps_and_candidates() -> None:
+    record = record_from_game(soosorv_game(), black="Li", white="Wang", tournament="National", round="3")
+    xml = write_rif([record])
+    assert "<move>h8 h9 h10 i9 j10 k11</move>" in xml
+    assert 'alt="g10 j10"' in xml and 'swap="3"' in xml and 'protocol="soosorv"' in xml
+    (again,) = read_rif(xml)
+    assert again.actions == record.actions
+    assert (again.black, again.white, again.info["tournament"], again.info["round"]) == ("Li", "Wang", "National", "3")
+    assert replay_record(again).game.position == soosorv_game().position
+
+
+def test_rif_without_the_actions_attribute_rebuilds_the_decisions() -> None:
+    xml = (
+        '<database><games><game id="7" rule="renju" protocol="soosorv-2" black="A" white="B" bresult="0.5" '
+        'alt="g10 j10" swap="3"><move>h8 h9 h10 i9 j10 k11</move></game></games></database>'
+    )
+    (record,) = read_rif(xml)
+    assert record.result == "draw"
+    assert record.actions[3] == Swap()
+    assert Offer((parse_point("g10"), parse_point("j10"))) in record.actions
+    assert Choose(parse_point("j10")) in record.actions
+    played = replay_record(record)
+    assert played.illegal is None and played.game.position.stones == 6
+
+
+@pytest.mark.parametrize(
+    ("xml", "message"),
+    [
+        ("<game><move>h8 h9", "not well-formed"),
+        ("<database/>", "no <game>"),
+        ('<game id="2" bresult="2"><move>h8</move></game>', "bresult='2'"),
+        ('<game id="3"><move>h8 z99</move></game>', "game 3: 'z99'"),
+    ],
+)
+def test_bad_rif_is_refused_with_a_reason(xml: str, message: str) -> None:
+    with pytest.raises(RecordError, match=message):
+        read_rif(xml)
+
+
+def test_rif_results() -> None:
+    game = Game.new()
+    for token in ("h8", "a1", "i8", "a3", "j8", "a5", "k8", "a7", "l8"):
+        game = game.play(token)
+    xml = write_rif([record_from_game(game)])
+    assert 'bresult="1"' in xml
+    assert read_rif(xml)[0].result == "black"
+
+
+def test_psq_round_trip_and_orientation() -> None:
+    record = GameRecord(rule="freestyle", actions=(Stone(parse_point("h8")), Stone(parse_point("a1"))), black="X")
+    text = write_psq(record, times_ms=[1200, 800])
+    assert text.splitlines()[:3] == ["Piskvorky 15x15, 11:11, 0", "8,8,1200", "1,15,800"]
+    again = read_psq(text)
+    assert again.actions == record.actions and again.black == "X"
+
+
+def test_psq_refuses_what_it_cannot_hold() -> None:
+    with pytest.raises(RecordError, match=r"only stones.*swap"):
+        write_psq(record_from_game(soosorv_game()))
+    with pytest.raises(RecordError, match="starts with"):
+        read_psq("8,8,0\n")
+    with pytest.raises(RecordError, match="20x20"):
+        read_psq("Piskvorky 20x20, 11:11, 0\n10,10,0\n")
+    with pytest.raises(RecordError, match="off the 15x15"):
+        read_psq("Piskvorky 15x15, 11:11, 0\n16,1,0\n")
+
+
+def test_a_replayed_record_reports_the_first_illegal_move() -> None:
+    record = read_plain("h8 h9 h8 a1")
+    played = replay_record(record)
+    assert played.illegal is not None
+    assert (played.illegal.ply, played.illegal.move, played.illegal.article) == (3, "h8", "6.1")
+    assert played.game.ply == 2
+
+
+def test_terminations_round_trip_through_results() -> None:
+    assert {t.value for t in Termination} >= {"five", "forbidden-33", "forbidden-44", "forbidden-overline"}
+
+
+@given(st.integers(0, POINTS - 1))
+def test_points_round_trip(point: int) -> None:
+    assert parse_point(format_point(point)) == point
+    assert parse_point(format_point(point).upper()) == point
+
+
+@pytest.mark.parametrize("text", ["", "h", "h0", "h16", "p8", "88", "h08", "h8x", "hh8"])
+def test_bad_points_say_what_is_wrong(text: str) -> None:
+    with pytest.raises(NotationError, match=r"point|board"):
+        parse_point(text)
+
+
+@pytest.mark.parametrize(
+    "token", ["h8", "pass", "swap", "keep", "add2", "claim", "draw", "declare:3", "offer:a1,o15", "choose:j10",
+              "resign:white"]
+)  # fmt: skip
+def test_action_tokens_round_trip(token: str) -> None:
+    assert format_action(parse_action(token)) == token
+
+
+@pytest.mark.parametrize("token", ["declare:x", "offer:", "resign:red", "undo:1", "jump"])
+def test_bad_action_tokens(token: str) -> None:
+    with pytest.raises(NotationError):
+        parse_action(token)

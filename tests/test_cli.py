@@ -1,0 +1,123 @@
+"""The ``proctor`` command's JSON-lines contract, run as the installed console script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import DATA, load_jsonl
+
+PROCTOR = Path(sys.executable).parent / "proctor"
+
+
+def run(*args: str, stdin: str = "") -> tuple[int, list[dict[str, Any]], str]:
+    done = subprocess.run([str(PROCTOR), *args], input=stdin, capture_output=True, text=True, timeout=120, check=False)
+    return done.returncode, [json.loads(line) for line in done.stdout.splitlines()], done.stderr
+
+
+def test_the_console_script_is_installed() -> None:
+    assert PROCTOR.exists(), "install the project (pip install -e '.[test]') so that 'proctor' is on the PATH"
+
+
+def test_forbidden_answers_each_line_in_order_with_labels() -> None:
+    lines = [
+        {"black": ["g8", "h7", "h9", "i8"], "white": []},
+        {"black": ["e8", "f8", "g8", "i8", "j8"], "white": [], "rule": "renju"},
+        {"black": ["e8", "f8", "g8", "i8", "j8"], "white": [], "rule": "freestyle"},
+        {"black": ["e8", "g8", "i8", "k8"], "white": [], "five_eye": "strict"},
+    ]
+    status, answers, _ = run("forbidden", stdin="\n".join(json.dumps(line) for line in lines))
+    assert status == 0
+    assert answers[0]["forbidden"]["h8"] == "33"
+    assert answers[1]["forbidden"]["h8"] == "overline"
+    assert answers[2] == {"forbidden": {}}
+    assert answers[3]["forbidden"]["h8"] == "44"
+
+
+def test_forbidden_bad_lines_get_an_error_and_the_rest_go_on(tmp_path: Path) -> None:
+    source = tmp_path / "positions.jsonl"
+    source.write_text(
+        "\n".join(
+            [
+                '{"black": ["h8"], "white": ["h8"]}',
+                "not json",
+                '{"black": ["z1"]}',
+                '{"black": [], "rule": "go"}',
+                '{"black": [], "five_eye": "loose"}',
+                "[1, 2]",
+                '{"black": ["h8", "i9"], "white": []}',
+            ]
+        ),
+        encoding="utf-8",
+    )
+    status, answers, _ = run("forbidden", str(source))
+    assert status == 1
+    assert [("error" in a) for a in answers] == [True] * 6 + [False]
+    assert "h8 is given twice" in answers[0]["error"]
+    assert "line 2" in answers[1]["error"] and "not JSON" in answers[1]["error"]
+    assert "'z1'" in answers[2]["error"]
+    assert "unknown rule set 'go'" in answers[3]["error"]
+    assert "five_eye" in answers[4]["error"]
+    assert answers[6] == {"forbidden": {}}
+
+
+def test_forbidden_matches_the_labelled_hand_cases() -> None:
+    cases = [case for case in load_jsonl(DATA / "forbidden" / "hand_cases.jsonl") if "forbidden" in case]
+    stdin = "\n".join(json.dumps({"black": c["black"], "white": c["white"]}) for c in cases)
+    status, answers, _ = run("forbidden", "-", stdin=stdin)
+    assert status == 0
+    assert [a["forbidden"] for a in answers] == [c["forbidden"] for c in cases]
+
+
+def test_replay_reports_result_reason_ply_and_illegal_moves() -> None:
+    games = [
+        {"rule": "renju", "moves": ["h8", "a1", "i8", "a3", "j8", "a5", "k8", "a7", "l8", "a9"]},
+        {"rule": "renju", "moves": ["h8", "o15", "h9", "o13", "i10", "o11", "j10", "o9", "h10"]},
+        {"rule": "swap2", "moves": ["h8", "a1", "i8", "a3", "j8", "a5", "k8", "a7", "m8", "a9", "l8"]},
+        {"rule": "renju", "moves": ["h8", "h9", "h10", "i9", "a1", "pass", "pass"]},
+        {"rule": "renju", "moves": ["h8", "h9", "pass"]},
+        {"rule": "renju", "moves": ["h8", "h8"]},
+        {"rule": "renju", "opening": "soosorv-2", "moves": ["h8", "h9", "h10", "swap", "i9", "offer:g10,j10"]},
+    ]
+    status, answers, _ = run("replay", stdin="\n".join(json.dumps(g) for g in games))
+    assert status == 0
+    assert answers[0] == {
+        "result": "black",
+        "reason": "five",
+        "ply": 9,
+        "illegal": {"ply": 10, "move": "a9", "why": answers[0]["illegal"]["why"]},
+    }
+    assert "game is over" in answers[0]["illegal"]["why"]
+    assert answers[1] == {"result": "white", "reason": "forbidden-33", "ply": 9, "illegal": None}
+    assert answers[2] == {"result": None, "reason": None, "ply": None, "illegal": None}
+    assert answers[3] == {"result": "draw", "reason": "double-pass", "ply": 7, "illegal": None}
+    assert answers[4]["illegal"]["ply"] == 3 and "9.4" in answers[4]["illegal"]["why"]
+    assert answers[5]["illegal"]["ply"] == 2 and "occupied" in answers[5]["illegal"]["why"]
+    assert answers[6] == {"result": None, "reason": None, "ply": None, "illegal": None}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"rule": "renju"}', "'moves' is required"),
+        ('{"rule": "chess", "moves": []}', "unknown rule set"),
+        ('{"moves": [], "opening": "swap9"}', "unknown opening"),
+        ('{"moves": "h8 h9"}', "'moves' must be a list"),
+        ('{"moves": [], "adjudication": "maybe"}', "'adjudication'"),
+    ],
+)
+def test_replay_bad_lines(line: str, message: str) -> None:
+    status, answers, _ = run("replay", stdin=line + '\n{"moves": ["h8"]}\n')
+    assert status == 1
+    assert message in answers[0]["error"]
+    assert answers[1] == {"result": None, "reason": None, "ply": None, "illegal": None}
+
+
+def test_a_missing_file_is_reported_on_stderr() -> None:
+    status, answers, stderr = run("replay", "/nonexistent/games.jsonl")
+    assert status == 2 and answers == [] and "cannot read" in stderr

@@ -1,0 +1,27 @@
+"""The docs keep up with the code: every setting, rule set and opening is documented."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from engine.game import GameSettings
+from engine.openings import OPENING_NAMES
+from engine.rules import RULE_SETS
+
+DOCS = Path(__file__).parent.parent / "docs"
+
+
+def test_every_game_setting_is_documented() -> None:
+    text = (DOCS / "rules-engine.md").read_text(encoding="utf-8")
+    missing = [f.name for f in dataclasses.fields(GameSettings) if f"| `{f.name}` |" not in text]
+    assert missing == []
+
+
+def test_every_rule_set_and_opening_is_documented() -> None:
+    engine_doc = (DOCS / "rules-engine.md").read_text(encoding="utf-8")
+    cli_doc = (DOCS / "cli.md").read_text(encoding="utf-8")
+    for name in RULE_SETS:
+        assert f"`{name}`" in engine_doc, name
+    for name in OPENING_NAMES:
+        assert f"`{name}`" in engine_doc and f"`{name}`" in cli_doc, name
