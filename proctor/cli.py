@@ -127,8 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         print(f"proctor {args.command}: cannot read {args.file}: {error.strerror}", file=sys.stderr)
         return 2
-    with source:
-        return run_json_lines(handlers[args.command], source, sys.stdout)
+    try:
+        with source:
+            return run_json_lines(handlers[args.command], source, sys.stdout)
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        sys.stderr.close()
+        return 1
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.actions import Choose, Offer, Stone, Swap, format_action, parse_action
+from engine.actions import Action, Choose, Declare, Offer, Stone, Swap, format_action, parse_action
 from engine.board import POINTS, format_point, parse_point
 from engine.errors import NotationError, RecordError
 from engine.game import Game, Termination
@@ -140,6 +140,21 @@ def test_bad_points_say_what_is_wrong(text: str) -> None:
 )  # fmt: skip
 def test_action_tokens_round_trip(token: str) -> None:
     assert format_action(parse_action(token)) == token
+
+
+actions = st.one_of(
+    st.builds(Stone, st.integers(0, POINTS - 1)),
+    st.sampled_from([parse_action(t) for t in ("pass", "swap", "keep", "add2", "claim", "draw", "resign:black")]),
+    st.builds(Declare, st.integers(1, 99)),
+    st.builds(Offer, st.lists(st.integers(0, POINTS - 1), min_size=1, max_size=10).map(tuple)),
+    st.builds(Choose, st.integers(0, POINTS - 1)),
+)
+
+
+@given(st.lists(actions, max_size=30))
+def test_action_lists_round_trip_through_plain_text(listed: list[Action]) -> None:
+    record = GameRecord(actions=tuple(listed))
+    assert read_plain(write_plain(record)).actions == record.actions
 
 
 @pytest.mark.parametrize("token", ["declare:x", "offer:", "resign:red", "undo:1", "jump"])
