@@ -106,13 +106,19 @@ class Outcome:
     winner: Color | None
     ply: int
     article: str
+    at: int | None = None
+    """When the game ended (ms), for endings that come from the clock or the arbiter."""
+    double_loss: bool = False
+    """Both players lose (both absent, 14.3; both declared lost, 15.3)."""
 
     @property
     def result(self) -> str:
+        if self.double_loss:
+            return "double-loss"
         return self.winner.value if self.winner else "draw"
 
 
-class Adjudication(enum.Enum):
+class AdjudicationMode(enum.Enum):
     """Who acts on Black's forbidden moves."""
 
     AUTOMATIC = "automatic"
@@ -127,7 +133,7 @@ class GameSettings:
     rule: str = "renju"
     opening: str | None = None
     """None: the rule set's default (``free``, or ``swap2`` for the ``swap2`` rule)."""
-    adjudication: Adjudication = Adjudication.AUTOMATIC
+    adjudication: AdjudicationMode = AdjudicationMode.AUTOMATIC
     five_eye: FiveEye = FiveEye.ENGINE
     max_candidates: int | None = None
     """An event's cap on the number of fifth-move candidates Black may declare (11.1.2)."""
@@ -285,7 +291,7 @@ class Game:
             return replace(game, outcome=Outcome(Termination.FIVE, color, ply, verdict.article or "19.1.1"))
         if verdict.effect is StoneEffect.FORBIDDEN:
             assert verdict.forbidden is not None
-            if self.settings.adjudication is Adjudication.AUTOMATIC:
+            if self.settings.adjudication is AdjudicationMode.AUTOMATIC:
                 termination = _FORBIDDEN_TERMINATION[verdict.forbidden]
                 return replace(game, outcome=Outcome(termination, Color.WHITE, ply, f"{termination.article}, 35.1"))
             game = replace(game, pending=(*game.pending, PendingForbidden(verdict.forbidden, point, ply)))
@@ -313,7 +319,7 @@ class Game:
         return game
 
     def _claim(self, action: ClaimForbidden, ply: int) -> Game:
-        if self.settings.adjudication is not Adjudication.CLAIM:
+        if self.settings.adjudication is not AdjudicationMode.CLAIM:
             raise IllegalActionError("forbidden moves are adjudicated automatically in this game", "35.1")
         if not self.pending:
             raise IllegalActionError(

@@ -322,6 +322,12 @@ class OpeningProtocol:
             a, b = (format_point(p) for p in pair)
             refuse(f"candidates {a} and {b} are symmetrical")
 
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.name))
+
     def __repr__(self) -> str:
         return f"<OpeningProtocol {self.name}>"
 

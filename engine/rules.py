@@ -69,6 +69,12 @@ class RuleSet:
     def judge(self, position: Position, point: int, color: Color, five_eye: FiveEye) -> StoneVerdict:
         raise NotImplementedError
 
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
     def __repr__(self) -> str:
         return f"<RuleSet {self.name}>"
 

@@ -16,7 +16,7 @@ from typing import IO, Any
 from engine.board import Position, format_point, parse_points
 from engine.errors import EngineError
 from engine.forbidden import FiveEye, forbidden_points
-from engine.game import Adjudication, GameSettings
+from engine.game import AdjudicationMode, GameSettings
 from engine.records import replay
 from engine.rules import find_rule_set
 
@@ -60,7 +60,7 @@ def replay_line(obj: dict[str, Any]) -> dict[str, Any]:
         raise InputError('\'moves\' is required: a list of moves such as ["h8", "i9", "pass"]')
     adjudication = _field(obj, "adjudication", str, "automatic")
     try:
-        mode = Adjudication(adjudication)
+        mode = AdjudicationMode(adjudication)
     except ValueError:
         raise InputError(f"'adjudication' must be 'automatic' or 'claim', not {adjudication!r}") from None
     settings = GameSettings(

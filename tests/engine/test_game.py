@@ -10,7 +10,7 @@ from engine.actions import Pass, Resign, Stone
 from engine.board import Color, format_point, point_at
 from engine.errors import GameOverError, IllegalActionError, NotationError, UnknownNameError
 from engine.forbidden import ForbiddenKind
-from engine.game import Adjudication, Game, GameSettings, Termination
+from engine.game import AdjudicationMode, Game, GameSettings, Termination
 from engine.records import read_plain, read_rif, record_from_game, replay, replay_record, write_plain, write_rif
 
 
@@ -67,7 +67,9 @@ def test_a_double_three_loses_at_once_under_automatic_adjudication() -> None:
 
 
 def claim_game() -> Game:
-    return play(Game.new(adjudication=Adjudication.CLAIM), "h8", "o15", "h9", "o13", "i10", "o11", "j10", "o9", "h10")
+    return play(
+        Game.new(adjudication=AdjudicationMode.CLAIM), "h8", "o15", "h9", "o13", "i10", "o11", "j10", "o9", "h10"
+    )
 
 
 def test_a_claimed_double_three_wins_for_white() -> None:
@@ -89,7 +91,7 @@ def test_an_unclaimed_double_three_lapses_once_white_moves() -> None:
 
 def test_an_overline_can_be_claimed_until_the_game_ends() -> None:
     moves = ["h8", "a1", "i8", "a3", "j8", "a5", "k8", "a7", "m8", "a9", "l8"]
-    game = play(Game.new(adjudication=Adjudication.CLAIM), *moves)
+    game = play(Game.new(adjudication=AdjudicationMode.CLAIM), *moves)
     assert game.outcome is None and game.pending[0].kind is ForbiddenKind.OVERLINE
     later = play(game, "b2", "c3", "b4")
     claimed = later.play("claim")
