@@ -14,7 +14,7 @@ fires them without an event (the service calls it on a timer).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from engine.actions import Action, Resign, parse_action
@@ -26,6 +26,7 @@ from engine.game import AdjudicationMode, Game, GameSettings, Outcome, Terminati
 from engine.liveness import Gap, Source, Timeline
 from engine.openings import Player
 from engine.penalties import Ladder, Penalty, PenaltyBook, PenaltyKind, PenaltyPolicy, Role
+from engine.values import evolve
 
 
 class AdjudicationError(IllegalActionError):
@@ -350,10 +351,7 @@ class Adjudication:
 
     def due_player(self) -> Player:
         """Whose decision or move is due (34.2: whose clock runs once both are present)."""
-        due = self.game.due()
-        if due is not None:
-            return due.actor
-        return self.game.player_of(self.game.to_move)
+        return _due_player(self.game)
 
     def remaining(self, player: Player, now: int | None = None) -> int:
         """The time ``player`` has left at ``now`` (ms), without changing the state."""
@@ -389,7 +387,7 @@ class Adjudication:
         """The state after ``event``; :class:`AdjudicationError` (and no change) if it is not allowed."""
         if event.at < self.now:
             raise AdjudicationError(f"events must come in time order: {event.at} ms is before {self.now} ms")
-        state = self.advance(event.at)
+        state = self._fire_deadlines(event.at)
         if isinstance(event, ArbiterAction):
             roles, article = _ACTION_ROLES.get(type(event), (_ARBITERS | {Role.COMMITTEE}, "16"))
             if event.role not in roles:
@@ -397,19 +395,26 @@ class Adjudication:
                 raise AdjudicationError(f"{type(event).__name__} is for the {who}, not the {event.role.value}", article)
         handler = _HANDLERS[type(event)]
         result: Adjudication = handler(state, event)
-        return result
+        return result if result.now == event.at else evolve(result, now=event.at)
 
     def advance(self, now: int) -> Adjudication:
         """Fire every deadline up to ``now`` in time order, then charge the clock up to ``now``."""
         if now < self.now:
             raise AdjudicationError(f"time went backwards: {now} ms is before {self.now} ms")
+        state = self._fire_deadlines(now)
+        clock = state.clock.elapse(max(now, state.clock.since))
+        if clock is state.clock and now == state.now:
+            return state
+        return evolve(state, clock=clock, now=now)
+
+    def _fire_deadlines(self, now: int) -> Adjudication:
         state = self
         while True:
             deadline = state._next_deadline()
             if deadline is None or deadline[0] > now or (deadline[0] == now and deadline[1] == "arrival"):
                 break  # arriving exactly at the limit is in time; a flag falls when the time reaches zero
             state = state._fire(deadline[1], deadline[0])
-        return replace(state, clock=state.clock.elapse(max(now, state.clock.since)), now=now)
+        return state
 
     # --- Deadlines ----------------------------------------------------------------------------------------------
 
@@ -418,20 +423,21 @@ class Adjudication:
             return None
         if not self.started:
             return self.settings.start_at, "start"
+        if self.paused_at is not None or self.suspension is not None:
+            return None
+        flag = self.clock.flag_time()
+        window = self.settings.reconnect_window_ms
+        if len(self.joined) == 2 and (window is None or self.reconnect_from == (None, None)):
+            return None if flag is None else (flag, "flag")  # the usual case, kept cheap
         candidates: list[tuple[int, int, str]] = []
-        if self.paused_at is None and self.suspension is None:
-            absent = {Player.FIRST, Player.SECOND} - self.joined - self.excused
-            if absent:
-                candidates.append((self.arrival_deadline, 1, "arrival"))
-            flag = self.clock.flag_time()
-            if flag is not None:
-                candidates.append((flag, 0, "flag"))
-            window = self.settings.reconnect_window_ms
-            if window is not None:
-                for player in (Player.FIRST, Player.SECOND):
-                    start = self.reconnect_from[_i(player)]
-                    if start is not None:
-                        candidates.append((start + window, 2, "reconnect"))
+        if flag is not None:
+            candidates.append((flag, 0, "flag"))
+        if {Player.FIRST, Player.SECOND} - self.joined - self.excused:
+            candidates.append((self.arrival_deadline, 1, "arrival"))
+        if window is not None:
+            for start in self.reconnect_from:
+                if start is not None:
+                    candidates.append((start + window, 2, "reconnect"))
         if not candidates:
             return None
         at, _, kind = min(candidates)
@@ -439,10 +445,10 @@ class Adjudication:
 
     def _fire(self, kind: str, at: int) -> Adjudication:
         if kind == "start":
-            state = replace(self, started=True, now=at, clock=replace(self.clock, since=at))
+            state = evolve(self, started=True, now=at, clock=evolve(self.clock, since=at))
             state = state._log(at, "start", "the game starts; the first player's clock runs", "14.2")
             return state._recharge(at)
-        state = replace(self, clock=self.clock.elapse(at), now=at)
+        state = evolve(self, clock=self.clock.elapse(at), now=at)
         if kind == "flag":
             return state._flag(at)
         if kind == "arrival":
@@ -485,7 +491,7 @@ class Adjudication:
         if len(expired) == 2:
             # Both lost the platform at once: most likely an outage, never an automatic loss.
             outcome = Outcome(Termination.RECONNECT_DEADLINE, None, self.game.ply, "37.7", at)
-            state = replace(self, pending_verdict=outcome, clock=self.clock.stop(at))
+            state = evolve(self, pending_verdict=outcome, clock=self.clock.stop(at))
             return state._log(
                 at,
                 "verdict-pending",
@@ -504,43 +510,49 @@ class Adjudication:
     def _end(self, outcome: Outcome, why: str, *, automatic: bool, actor: str = "", cause: str = "") -> Adjudication:
         if automatic and self.settings.confirm_time_verdicts and outcome.termination in _TIME_TERMINATIONS:
             stop_at = outcome.at if outcome.at is not None else self.now
-            state = replace(self, pending_verdict=outcome, clock=self.clock.stop(max(stop_at, self.clock.since)))
-            return state._log(self.now, "verdict-pending", f"{why}: {_describe(outcome)}, awaiting the arbiter",
+            state = evolve(self, pending_verdict=outcome, clock=self.clock.stop(max(stop_at, self.clock.since)))
+            return state._log(stop_at, "verdict-pending", f"{why}: {_describe(outcome)}, awaiting the arbiter",
                               outcome.article, actor, cause)  # fmt: skip
-        state = replace(
+        state = evolve(
             self,
-            game=replace(self.game, outcome=outcome),
+            game=evolve(self.game, outcome=outcome),
             clock=self.clock.stop(max(outcome.at if outcome.at is not None else self.now, self.clock.since)),
             pending_verdict=None,
             draw_offer=None,
         )
-        return state._log(self.now, "verdict", f"{why}: {_describe(outcome)}", outcome.article, actor, cause)
+        at = outcome.at if outcome.at is not None else self.now
+        return state._log(at, "verdict", f"{why}: {_describe(outcome)}", outcome.article, actor, cause)
 
     def _log(self, at: int, kind: str, text: str, article: str = "", actor: str = "", cause: str = "") -> Adjudication:
-        return replace(self, log=(*self.log, LogEntry(at, kind, text, article, actor, cause)))
+        return evolve(self, log=(*self.log, LogEntry(at, kind, text, article, actor, cause)))
 
     # --- Clock charging -----------------------------------------------------------------------------------------
 
-    def _charged(self) -> frozenset[Player] | None:
-        """Whose time runs now, or None when no time runs."""
-        if not self.started or self.is_over or self.pending_verdict is not None:
+    def _charged(self, game: Game | None = None) -> frozenset[Player] | None:
+        """Whose time runs now (with ``game`` in place of the current one), or None when no time runs."""
+        game = game or self.game
+        if not self.started or game.outcome is not None or self.pending_verdict is not None:
             return None
         if self.paused_at is not None or self.suspension is not None:
             return None
-        absent = frozenset({Player.FIRST, Player.SECOND} - self.joined)
-        if absent:
-            return absent  # 14.3: an absent player's clock runs from the start, even when the other is to move
-        return frozenset({self.due_player()})
+        if len(self.joined) < 2:
+            # 14.3: an absent player's clock runs from the start, even when the other is to move
+            return frozenset({Player.FIRST, Player.SECOND} - self.joined)
+        return _ONLY[_due_player(game)]
 
     def _recharge(self, at: int) -> Adjudication:
         charged = self._charged()
         if charged is None:
-            return replace(self, clock=self.clock.stop(at))
+            return evolve(self, clock=self.clock.stop(at))
         if not self.clock.stopped and charged == self.clock.charged:
             return self
-        return replace(self, clock=self.clock.run(charged, at))
+        return evolve(self, clock=self.clock.run(charged, at))
 
-    def _require_live(self, what: str) -> None:
+    def _require_live(self, what: str | Action) -> None:
+        interrupted = self.pending_verdict is not None or self.suspension is not None or self.paused_at is not None
+        if self.started and self.game.outcome is None and not interrupted:
+            return
+        what = what if isinstance(what, str) else f"'{what.token()}'"
         if self.is_over:
             assert self.outcome is not None
             raise AdjudicationError(f"{what}: the game is over ({_describe(self.outcome)})", self.outcome.article)
@@ -561,6 +573,17 @@ class Adjudication:
         """A JSON-ready snapshot; :func:`restore` continues from it exactly."""
         snapshot: dict[str, Any] = _snapshot(self)
         return snapshot
+
+
+_ONLY: Final = {Player.FIRST: frozenset({Player.FIRST}), Player.SECOND: frozenset({Player.SECOND})}
+
+
+def _due_player(game: Game) -> Player:
+    if game.opening_state.phase != "done" and game.outcome is None:
+        due = game.due()
+        if due is not None:
+            return due.actor
+    return game.player_of(game.to_move)
 
 
 def _i(player: Player) -> int:
@@ -588,7 +611,7 @@ def _on_joined(state: Adjudication, event: PlayerJoined | PlayerReconnected) -> 
     first_time = player not in state.joined
     feed = list(state.feed)
     feed[i] = feed[i].up(event.at) if feed[i].is_down else feed[i]
-    state = replace(
+    state = evolve(
         state,
         joined=state.joined | {player},
         feed=(feed[0], feed[1]),
@@ -610,7 +633,7 @@ def _on_disconnected(state: Adjudication, event: PlayerDisconnected) -> Adjudica
     feed = list(state.feed)
     feed[i] = feed[i].down(event.at)
     window_start = max(event.at, state.settings.start_at) if not state.is_over else None
-    state = replace(state, feed=(feed[0], feed[1]), reconnect_from=_with(state.reconnect_from, i, window_start))
+    state = evolve(state, feed=(feed[0], feed[1]), reconnect_from=_with(state.reconnect_from, i, window_start))
     return state._log(
         event.at, "disconnected", f"the {event.player.value} player lost the platform; the clock runs on",
         "34.3, 37.5", event.player.value,
@@ -618,7 +641,7 @@ def _on_disconnected(state: Adjudication, event: PlayerDisconnected) -> Adjudica
 
 
 def _on_played(state: Adjudication, event: Played) -> Adjudication:
-    state._require_live(f"'{event.action.token()}'")
+    state._require_live(event.action)
     mover = state.due_player()
     if not state.is_connected(mover):
         # The platform took a move from a player it had reported absent or gone: the move shows they are back.
@@ -633,18 +656,27 @@ def _play(state: Adjudication, action: Action, at: int, mover: Player) -> Adjudi
         game = state.game.apply(action)
     except IllegalActionError as error:
         raise AdjudicationError(error.why, error.article) from None
-    after = replace(state, game=game, last_mover=mover, last_move_at=at)
-    if state.draw_offer is not None and state.draw_offer.by is not mover:
-        # 19.2.2 B: the opponent declines an offer by completing a move.
-        after = replace(after, draw_offer=None, draw_barred=after.draw_barred | {state.draw_offer.by})
-        after = after._log(at, "draw-declined", f"the {mover.value} player declined the draw by moving", "19.2.2 B")
+    offer = state.draw_offer
     if game.outcome is not None:
-        outcome = replace(game.outcome, at=at)
-        after = replace(after, game=replace(game, outcome=None))
-        return after._end(outcome, f"'{action.token()}'", automatic=False, actor=mover.value)
-    if after.due_player() is not mover:
-        after = replace(after, clock=after.clock.elapse(at).add_increment(mover))  # 14.1.2: the mover's increment
-    return after._recharge(at)
+        after = evolve(state, game=evolve(game, outcome=None), last_mover=mover, last_move_at=at)
+        return after._end(evolve(game.outcome, at=at), f"'{action.token()}'", automatic=False, actor=mover.value)
+    # 14.1.2, 34.2: the mover's increment as the turn passes, and the opponent's clock starts.
+    passes_turn = _due_player(game) is not mover
+    clock = state.clock.press(at, mover if passes_turn else None, state._charged(game))
+    if offer is None or offer.by is mover:
+        return evolve(state, game=game, clock=clock, last_mover=mover, last_move_at=at, now=at)
+    # 19.2.2 B: the opponent declines an offer by completing a move.
+    after = evolve(
+        state,
+        game=game,
+        clock=clock,
+        last_mover=mover,
+        last_move_at=at,
+        now=at,
+        draw_offer=None,
+        draw_barred=state.draw_barred | {offer.by},
+    )
+    return after._log(at, "draw-declined", f"the {mover.value} player declined the draw by moving", "19.2.2 B")
 
 
 def _on_resigned(state: Adjudication, event: Resigned) -> Adjudication:
@@ -666,7 +698,7 @@ def _on_draw_offered(state: Adjudication, event: DrawOffered) -> Adjudication:
     with_the_move = state.last_mover is player and event.at - state.last_move_at <= state.settings.draw_offer_grace_ms
     if not (own_turn or with_the_move):
         raise AdjudicationError("a draw may only be offered in one's own time, with one's move", "19.2.2 A")
-    state = replace(state, draw_offer=DrawOffer(player, event.at), draw_barred=state.draw_barred - {player.other})
+    state = evolve(state, draw_offer=DrawOffer(player, event.at), draw_barred=state.draw_barred - {player.other})
     return state._log(
         event.at, "draw-offered", f"the {player.value} player offered a draw", "19.2.2 A, 35.4", player.value
     )
@@ -692,12 +724,12 @@ def _on_draw_accepted(state: Adjudication, event: DrawAccepted) -> Adjudication:
 
 def _on_draw_declined(state: Adjudication, event: DrawDeclined) -> Adjudication:
     offer = _answer_draw(state, event.player, event.at, "decline")
-    state = replace(state, draw_offer=None, draw_barred=state.draw_barred | {offer.by})
+    state = evolve(state, draw_offer=None, draw_barred=state.draw_barred | {offer.by})
     return state._log(event.at, "draw-declined", f"the {event.player.value} player declined the draw", "19.2.2 B")
 
 
 def _on_tick(state: Adjudication, event: Tick) -> Adjudication:
-    return state
+    return state.advance(event.at)
 
 
 def _arbiter_log(state: Adjudication, event: ArbiterAction, kind: str, text: str, article: str) -> Adjudication:
@@ -706,7 +738,7 @@ def _arbiter_log(state: Adjudication, event: ArbiterAction, kind: str, text: str
 
 def _on_paused(state: Adjudication, event: ClockPaused) -> Adjudication:
     state._require_live("pause")
-    state = replace(state, paused_at=event.at)._recharge(event.at)
+    state = evolve(state, paused_at=event.at)._recharge(event.at)
     return _arbiter_log(state, event, "clock-paused", "the arbiter stopped the clocks", "14.6")
 
 
@@ -715,14 +747,14 @@ def _shift_windows(state: Adjudication, since: int, at: int) -> Adjudication:
     gap = at - since
     first, second = (None if s is None else s + gap for s in state.reconnect_from)
     arrival = state.arrival_deadline + gap if state.arrival_deadline > since else state.arrival_deadline
-    return replace(state, reconnect_from=(first, second), arrival_deadline=arrival)
+    return evolve(state, reconnect_from=(first, second), arrival_deadline=arrival)
 
 
 def _on_resumed(state: Adjudication, event: ClockResumed) -> Adjudication:
     if state.paused_at is None:
         raise AdjudicationError("the clocks are not paused", "14.6")
     state = _shift_windows(state, state.paused_at, event.at)
-    state = replace(state, paused_at=None)._recharge(event.at)
+    state = evolve(state, paused_at=None)._recharge(event.at)
     return _arbiter_log(state, event, "clock-resumed", "the arbiter restarted the clocks", "14.6")
 
 
@@ -736,7 +768,7 @@ def _on_time_adjusted(state: Adjudication, event: TimeAdjusted) -> Adjudication:
     except IllegalActionError as error:
         raise AdjudicationError(error.why, error.article) from None
     verb = "added" if event.delta_ms > 0 else "removed"
-    state = replace(state, clock=clock)
+    state = evolve(state, clock=clock)
     return _arbiter_log(
         state, event, "time-adjusted", f"{abs(event.delta_ms)} ms {verb} to the {event.player.value} player's clock",
         "14.5, 14.8",
@@ -749,7 +781,7 @@ def _on_split(state: Adjudication, event: SharedTimeSplit) -> Adjudication:
         clock = state.clock.split_pool(event.at)
     except IllegalActionError as error:
         raise AdjudicationError(error.why, error.article) from None
-    state = replace(state, clock=clock)
+    state = evolve(state, clock=clock)
     half = clock.remaining[0]
     return _arbiter_log(state, event, "shared-time-split", f"shared time split: {half} ms each, sudden death", "14.1.3")
 
@@ -771,7 +803,7 @@ def _on_suspended(state: Adjudication, event: GameSuspended) -> Adjudication:
             return state._end(outcome, f"the sealed move is illegal ({error.why})", automatic=False,
                               actor=event.arbiter, cause=event.reason)  # fmt: skip
     suspension = Suspension(event.at, event.sealed_move, sealed_by, event.round_wide)
-    state = replace(state, suspension=suspension)._recharge(event.at)
+    state = evolve(state, suspension=suspension)._recharge(event.at)
     scope = "the round is suspended" if event.round_wide else "the game is suspended"
     text = f"{scope}: position and clocks sealed" + (", sealed move recorded" if event.sealed_move else "")
     return _arbiter_log(state, event, "suspended", text, "20.1")
@@ -782,7 +814,7 @@ def _on_game_resumed(state: Adjudication, event: GameResumed) -> Adjudication:
     if suspension is None:
         raise AdjudicationError("the game is not suspended", "20.2")
     state = _shift_windows(state, suspension.at, event.at)
-    state = replace(state, suspension=None)
+    state = evolve(state, suspension=None)
     state = _arbiter_log(state, event, "resumed", "play resumes with the sealed position and clocks", "20.2")
     state = state._recharge(event.at)
     if suspension.sealed_move is not None and suspension.sealed_by is not None:
@@ -796,7 +828,7 @@ def _on_verdict_confirmed(state: Adjudication, event: VerdictConfirmed) -> Adjud
         raise AdjudicationError("no verdict awaits confirmation")
     if outcome.winner is None and not outcome.double_loss and outcome.termination is Termination.RECONNECT_DEADLINE:
         raise AdjudicationError("both players lost the connection: overrule, or declare the result (chief arbiter)")
-    state = replace(state, pending_verdict=None)
+    state = evolve(state, pending_verdict=None)
     return state._end(outcome, "confirmed by the arbiter", automatic=False, actor=event.arbiter, cause=event.reason)
 
 
@@ -806,19 +838,19 @@ def _on_verdict_overruled(state: Adjudication, event: VerdictOverruled) -> Adjud
         raise AdjudicationError("only a time, connection or no-show verdict can be overruled")
     if state.confirmed:
         raise AdjudicationError("the result is already confirmed", "19")
-    state = replace(state, pending_verdict=None, game=replace(state.game, outcome=None))
+    state = evolve(state, pending_verdict=None, game=evolve(state.game, outcome=None))
     if outcome.termination is Termination.NO_SHOW:
-        state = replace(state, excused=state.excused | ({Player.FIRST, Player.SECOND} - state.joined))
+        state = evolve(state, excused=state.excused | ({Player.FIRST, Player.SECOND} - state.joined))
     if outcome.termination is Termination.RECONNECT_DEADLINE:
         first, second = (None if s is None else event.at for s in state.reconnect_from)
-        state = replace(state, reconnect_from=(first, second))
+        state = evolve(state, reconnect_from=(first, second))
     flagged = [p for p in (Player.FIRST, Player.SECOND) if state.clock.remaining_of(p) == 0 and not state.clock.pool]
     if flagged and event.add_ms <= 0:
         raise AdjudicationError("a player's time is at zero: give time (add_ms) to play on", "14.8")
     clock = state.clock
     for player in flagged:
         clock = clock.adjust(player, event.add_ms, clock.since)
-    state = replace(state, clock=replace(clock, since=event.at))
+    state = evolve(state, clock=evolve(clock, since=event.at))
     state = _arbiter_log(state, event, "verdict-overruled", f"{_describe(outcome)} set aside; play on", "22.1")
     return state._recharge(event.at)
 
@@ -839,24 +871,24 @@ def _on_penalty(state: Adjudication, event: PenaltyImposed) -> Adjudication:
         raise AdjudicationError(str(error) if not isinstance(error, IllegalActionError) else error.why,
                                 getattr(error, "article", None)) from None  # fmt: skip
     penalty = decision.penalty
-    state = replace(state, penalties=book)
+    state = evolve(state, penalties=book)
     evidence = ", ".join(event.evidence)
     state = state._log(
         event.at, "penalty", f"{penalty.kind.value} for the {event.player.value} player: {penalty.reason}",
         penalty.articles, f"{event.arbiter} ({event.role.value})", evidence or event.reason,
     )  # fmt: skip
     if penalty.kind is PenaltyKind.DISQUALIFICATION:
-        state = replace(state, disqualified=state.disqualified | {event.player})
+        state = evolve(state, disqualified=state.disqualified | {event.player})
     if not decision.loses_game:
         return state
     article = "15.3, 18.14" if penalty.kind is PenaltyKind.VIOLATION else f"{penalty.offence}, 15.3, 19.1.4"
     if state.is_over:
         if state.confirmed:
             # 15.3: a disciplinary loss after a confirmed result does not change the opponent's result.
-            state = replace(state, disciplinary_losses=state.disciplinary_losses | {event.player})
+            state = evolve(state, disciplinary_losses=state.disciplinary_losses | {event.player})
             return state._log(event.at, "disciplinary-loss", f"the {event.player.value} player is declared lost; the "
                               "opponent's confirmed result stands", article)  # fmt: skip
-        state = replace(state, game=replace(state.game, outcome=None))
+        state = evolve(state, game=evolve(state.game, outcome=None))
     winner = state.color_of(event.player).other
     outcome = Outcome(Termination.PENALTY, winner, state.game.ply, article, event.at)
     why = "two violations in one game" if penalty.kind is PenaltyKind.VIOLATION else f"a {penalty.kind.value}"
@@ -868,7 +900,7 @@ def _on_result_confirmed(state: Adjudication, event: ResultConfirmed) -> Adjudic
         raise AdjudicationError("the game has no result to confirm yet", "19")
     if state.confirmed:
         raise AdjudicationError("the result is already confirmed", "19")
-    state = replace(state, confirmed=True)
+    state = evolve(state, confirmed=True)
     assert state.outcome is not None
     return _arbiter_log(state, event, "result-confirmed", f"result confirmed: {_describe(state.outcome)}", "19")
 
@@ -878,7 +910,7 @@ def _on_result_declared(state: Adjudication, event: ResultDeclared) -> Adjudicat
         raise AdjudicationError("the result is already confirmed", "19")
     winner = state.color_of(event.winner) if event.winner is not None else None
     outcome = Outcome(Termination.ARBITER_DECISION, winner, state.game.ply, "19.1.4", event.at)
-    state = replace(state, game=replace(state.game, outcome=None), pending_verdict=None)
+    state = evolve(state, game=evolve(state.game, outcome=None), pending_verdict=None)
     return state._end(
         outcome, "declared by the chief arbiter", automatic=False, actor=event.arbiter, cause=event.reason
     )
@@ -1039,8 +1071,8 @@ def restore(data: dict[str, Any]) -> Adjudication:
     )
     game = Game.new(settings.game)
     for token in data["actions"]:
-        game = replace(game, outcome=None).apply(parse_action(token))
-    game = replace(game, outcome=_outcome_from(data["outcome"]))
+        game = evolve(game, outcome=None).apply(parse_action(token))
+    game = evolve(game, outcome=_outcome_from(data["outcome"]))
     suspension_raw = data["suspension"]
     feed_first, feed_second = (
         Timeline(Source.FEED, tuple(Gap(start, end) for start, end in gaps)) for gaps in data["feed"]

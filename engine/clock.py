@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
 from engine.errors import EngineError, IllegalActionError
 from engine.openings import Player
+from engine.values import evolve
 
 MINUTE: Final = 60_000
 SECOND: Final = 1_000
@@ -199,13 +200,13 @@ class Clock:
     def pool_active(self) -> bool:
         return self.pool > 0
 
-    def elapse(self, now: int) -> Clock:
-        """Charge the time since ``since`` up to ``now``; never below zero (a flag falls at zero)."""
+    def _charge(self, now: int) -> tuple[tuple[int, int], tuple[int, int], int]:
+        """(remaining, used, pool) once the time since ``since`` up to ``now`` is charged."""
         if now < self.since:
             raise IllegalActionError(f"time went backwards: {now} ms is before {self.since} ms")
         spent = now - self.since
-        if self.stopped or not self.charged or spent == 0:
-            return replace(self, since=now)
+        if spent == 0 or self.stopped or not self.charged:
+            return self.remaining, self.used, self.pool
         remaining = list(self.remaining)
         used = list(self.used)
         pool = self.pool
@@ -220,7 +221,26 @@ class Clock:
             for player in self.charged:
                 i = _index(player)
                 remaining[i] = max(0, remaining[i] - from_players)
-        return replace(self, remaining=(remaining[0], remaining[1]), used=(used[0], used[1]), pool=pool, since=now)
+        return (remaining[0], remaining[1]), (used[0], used[1]), pool
+
+    def elapse(self, now: int) -> Clock:
+        """Charge the time since ``since`` up to ``now``; never below zero (a flag falls at zero)."""
+        if now == self.since:
+            return self
+        remaining, used, pool = self._charge(now)
+        return evolve(self, remaining=remaining, used=used, pool=pool, since=now)
+
+    def press(self, now: int, increment_for: Player | None, charged: frozenset[Player] | None) -> Clock:
+        """A completed move at ``now``: charge the time, give ``increment_for`` the increment (14.1.2), and charge
+        ``charged`` from now on (34.2), or stop when None; in one step."""
+        remaining, used, pool = self._charge(now)
+        if increment_for is not None and self.control.kind is TimeControlKind.INCREMENT:
+            i = _index(increment_for)
+            bonus = self.control.increment_ms
+            remaining = (remaining[0] + bonus, remaining[1]) if i == 0 else (remaining[0], remaining[1] + bonus)
+        if charged is None:
+            return evolve(self, remaining=remaining, used=used, pool=pool, since=now, stopped=True)
+        return evolve(self, remaining=remaining, used=used, pool=pool, since=now, charged=charged, stopped=False)
 
     def flag_time(self) -> int | None:
         """When the first charged player's time will reach zero if nothing changes (None if no time runs)."""
@@ -238,21 +258,15 @@ class Clock:
     def run(self, charged: frozenset[Player], now: int) -> Clock:
         """Charge ``charged`` from ``now`` on (34.2: the mover's clock stops, the opponent's starts)."""
         clock = self.elapse(now)
-        return replace(clock, charged=charged, stopped=False)
+        if not clock.stopped and clock.charged == charged:
+            return clock
+        return evolve(clock, charged=charged, stopped=False)
 
     def stop(self, now: int) -> Clock:
-        return replace(self.elapse(now), stopped=True)
+        return evolve(self.elapse(now), stopped=True)
 
     def resume(self, now: int) -> Clock:
-        return replace(self, since=now, stopped=False)
-
-    def add_increment(self, player: Player) -> Clock:
-        """The increment of 14.1.2 for a completed move (not while shared time runs)."""
-        if self.control.kind is not TimeControlKind.INCREMENT:
-            return self
-        remaining = list(self.remaining)
-        remaining[_index(player)] += self.control.increment_ms
-        return replace(self, remaining=(remaining[0], remaining[1]))
+        return evolve(self, since=now, stopped=False)
 
     def adjust(self, player: Player, delta_ms: int, now: int) -> Clock:
         """Add (or, negative, remove) time by an arbiter's decision (14.5, 14.8); never below zero."""
@@ -262,7 +276,7 @@ class Clock:
             raise IllegalActionError(f"cannot remove {-delta_ms} ms: only {clock.remaining[i]} ms remain", "14.8")
         remaining = list(clock.remaining)
         remaining[i] += delta_ms
-        return replace(clock, remaining=(remaining[0], remaining[1]))
+        return evolve(clock, remaining=(remaining[0], remaining[1]))
 
     def split_pool(self, now: int) -> Clock:
         """Put a clock on a shared-time game: each side gets half of the shared time remaining (14.1.3)."""
@@ -272,7 +286,7 @@ class Clock:
         if clock.pool == 0:
             raise IllegalActionError("the shared time has already been split or has run out", "14.1.3")
         half = clock.pool // 2
-        return replace(clock, remaining=(half, half), pool=0)
+        return evolve(clock, remaining=(half, half), pool=0)
 
     def to_dict(self) -> dict[str, object]:
         return {

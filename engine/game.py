@@ -7,8 +7,9 @@ a :class:`Termination` that names the article it applies.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Final
 
 from engine.actions import (
@@ -35,6 +36,7 @@ from engine.openings import (
     find_opening,
 )
 from engine.rules import RuleSet, StoneEffect, find_rule_set
+from engine.values import evolve
 
 
 class Termination(enum.Enum):
@@ -171,7 +173,7 @@ class Game:
     @classmethod
     def new(cls, settings: GameSettings | None = None, **overrides: object) -> Game:
         """A new game; keyword arguments override fields of :class:`GameSettings` (e.g. ``rule="swap2"``)."""
-        settings = replace(settings or GameSettings(), **overrides)  # type: ignore[arg-type]
+        settings = dataclasses.replace(settings or GameSettings(), **overrides)  # type: ignore[arg-type]
         rules = find_rule_set(settings.rule)
         opening = find_opening(settings.opening or rules.default_opening, settings.max_candidates)
         return cls(settings=settings, rules=rules, opening=opening, opening_state=opening.initial())
@@ -256,15 +258,15 @@ class Game:
         if isinstance(action, Stone):
             self._check_empty(action.point)
         step = self.opening.apply(self.opening_state, action, self._context())
-        game = replace(self, opening_state=step.state)
+        game = evolve(self, opening_state=step.state)
         if step.swap:
-            game = replace(game, black_player=game.black_player.other)
+            game = evolve(game, black_player=game.black_player.other)
         if isinstance(action, Stone):
             return game._place(action, action.point, ply)
         if step.place is not None:
             self._check_empty(step.place)
             return game._place(action, step.place, ply)
-        return replace(game, actions=(*game.actions, action))
+        return evolve(game, actions=(*game.actions, action))
 
     def _check_empty(self, point: int) -> None:
         if not self.position.is_empty(point):
@@ -278,7 +280,7 @@ class Game:
         if color is Color.WHITE and pending:
             # 19.1.2 A: a 3-3 or 4-4 not pointed out before White moves no longer stands; an overline does (B).
             pending = tuple(p for p in pending if p.kind is ForbiddenKind.OVERLINE)
-        game = replace(
+        game = evolve(
             self,
             position=self.position.place(point, color),
             to_move=color.other,
@@ -288,15 +290,15 @@ class Game:
             pending=pending,
         )
         if verdict.effect is StoneEffect.FIVE:
-            return replace(game, outcome=Outcome(Termination.FIVE, color, ply, verdict.article or "19.1.1"))
+            return evolve(game, outcome=Outcome(Termination.FIVE, color, ply, verdict.article or "19.1.1"))
         if verdict.effect is StoneEffect.FORBIDDEN:
             assert verdict.forbidden is not None
             if self.settings.adjudication is AdjudicationMode.AUTOMATIC:
                 termination = _FORBIDDEN_TERMINATION[verdict.forbidden]
-                return replace(game, outcome=Outcome(termination, Color.WHITE, ply, f"{termination.article}, 35.1"))
-            game = replace(game, pending=(*game.pending, PendingForbidden(verdict.forbidden, point, ply)))
+                return evolve(game, outcome=Outcome(termination, Color.WHITE, ply, f"{termination.article}, 35.1"))
+            game = evolve(game, pending=(*game.pending, PendingForbidden(verdict.forbidden, point, ply)))
         if game.position.is_full:
-            return replace(game, outcome=Outcome(Termination.BOARD_FULL, None, ply, Termination.BOARD_FULL.article))
+            return evolve(game, outcome=Outcome(Termination.BOARD_FULL, None, ply, Termination.BOARD_FULL.article))
         return game
 
     def _pass(self, action: Pass, ply: int) -> Game:
@@ -307,7 +309,7 @@ class Game:
         pending = self.pending
         if self.to_move is Color.WHITE:
             pending = tuple(p for p in pending if p.kind is ForbiddenKind.OVERLINE)
-        game = replace(
+        game = evolve(
             self,
             to_move=self.to_move.other,
             actions=(*self.actions, action),
@@ -315,7 +317,7 @@ class Game:
             pending=pending,
         )
         if game.passes_in_a_row >= 2:
-            return replace(game, outcome=Outcome(Termination.DOUBLE_PASS, None, ply, Termination.DOUBLE_PASS.article))
+            return evolve(game, outcome=Outcome(Termination.DOUBLE_PASS, None, ply, Termination.DOUBLE_PASS.article))
         return game
 
     def _claim(self, action: ClaimForbidden, ply: int) -> Game:
@@ -334,7 +336,7 @@ class Game:
         self, action: Action, termination: Termination, winner: Color | None, ply: int, article: str | None = None
     ) -> Game:
         outcome = Outcome(termination, winner, ply, article or termination.article)
-        return replace(self, actions=(*self.actions, action), outcome=outcome)
+        return evolve(self, actions=(*self.actions, action), outcome=outcome)
 
     def __repr__(self) -> str:
         return (

@@ -25,3 +25,14 @@ def test_every_rule_set_and_opening_is_documented() -> None:
         assert f"`{name}`" in engine_doc, name
     for name in OPENING_NAMES:
         assert f"`{name}`" in engine_doc and f"`{name}`" in cli_doc, name
+
+
+def test_every_adjudication_setting_preset_and_configurable_offence_is_documented() -> None:
+    from engine.adjudication import AdjudicationSettings
+    from engine.clock import PRESETS
+    from engine.penalties import DEFAULT_POLICY_LADDERS
+
+    text = (DOCS / "adjudication.md").read_text(encoding="utf-8")
+    assert [f.name for f in dataclasses.fields(AdjudicationSettings) if f"| `{f.name}` |" not in text] == []
+    assert [name for name in PRESETS if f"`{name}`" not in text] == []
+    assert [article for article in DEFAULT_POLICY_LADDERS if f"| {article} |" not in text] == []

@@ -74,9 +74,10 @@ def test_14_1_1_sudden_death_flag_time() -> None:
 
 
 def test_14_1_2_increment_is_added_per_move() -> None:
-    clock = Clock.start(increment(1, 5)).run(frozenset({F}), 0).elapse(10 * SECOND).add_increment(F)
-    assert clock.remaining_of(F) == MINUTE - 10 * SECOND + 5 * SECOND
-    assert Clock.start(sudden_death(1)).add_increment(F).remaining_of(F) == MINUTE
+    clock = Clock.start(increment(1, 5)).run(frozenset({F}), 0).press(10 * SECOND, F, frozenset({S}))
+    assert clock.remaining == (MINUTE - 10 * SECOND + 5 * SECOND, MINUTE) and clock.charged == {S}
+    plain = Clock.start(sudden_death(1)).run(frozenset({F}), 0).press(10 * SECOND, F, frozenset({S}))
+    assert plain.remaining_of(F) == MINUTE - 10 * SECOND
 
 
 def test_14_1_3_shared_pool_split_and_sudden_death_after() -> None:
