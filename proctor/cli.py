@@ -1,6 +1,7 @@
 """The ``proctor`` command: the service's front door.
 
-``proctor forbidden [FILE|-]`` and ``proctor replay [FILE|-]`` read JSON lines and write one JSON line per input, in
+``proctor standings FILE.trf`` ranks a tournament with its tie-breaks.  ``proctor forbidden [FILE|-]`` and
+``proctor replay [FILE|-]`` read JSON lines and write one JSON line per input, in
 order; a bad line gets ``{"error": "..."}``, the others go on, and the exit status is then 1.  Their output is a
 contract that other tools depend on (docs/cli.md).
 """
@@ -11,6 +12,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Iterator
+from fractions import Fraction
 from typing import IO, Any
 
 from engine.board import Position, format_point, parse_points
@@ -19,6 +21,8 @@ from engine.forbidden import FiveEye, forbidden_points
 from engine.game import AdjudicationMode, GameSettings
 from engine.records import replay
 from engine.rules import find_rule_set
+from engine.standings import Rules, System, format_score, parse_tiebreaks, standings
+from engine.trf import read_trf
 
 
 class InputError(ValueError):
@@ -109,6 +113,59 @@ def _open(path: str) -> IO[str]:
     return sys.stdin if path == "-" else open(path, encoding="utf-8")
 
 
+def _number(value: Fraction | int | None) -> float | int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) or value.denominator == 1:
+        return int(value)
+    return float(value)
+
+
+DEFAULT_TIEBREAKS = {
+    System.SWISS: "PTS,BH,BH/M1,WIN,DE",  # 29.2.1
+    System.ROUND_ROBIN: "PTS,SB,WIN,DE",  # 29.1.1
+}
+
+
+def standings_command(args: argparse.Namespace) -> int:
+    """``proctor standings FILE.trf``: the ranked table, as JSON or text; bad input on stderr, exit 1."""
+    try:
+        with open(args.file, encoding="utf-8-sig") as source:
+            text = source.read()
+    except OSError as error:
+        print(f"proctor standings: cannot read {args.file}: {error.strerror}", file=sys.stderr)
+        return 2
+    try:
+        system = System(args.system) if args.system else None
+        trf = read_trf(text, system)
+        tiebreaks = args.tiebreaks or trf.tiebreaks or DEFAULT_TIEBREAKS[trf.tournament.system]
+        table = standings(trf.tournament, parse_tiebreaks(tiebreaks), Rules(args.rules))
+    except (EngineError, ValueError) as error:
+        print(f"proctor standings: {args.file}: {error}", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        rows = [
+            {
+                "rank": s.rank,
+                "start_no": s.entrant.start_no,
+                "name": s.entrant.name,
+                "points": _number(s.points),
+                "tiebreaks": {label: _number(value) for label, value in s.tiebreaks.items() if label != "PTS"},
+            }
+            for s in table
+        ]
+        print(json.dumps(rows, ensure_ascii=False))
+        return 0
+    labels = [label for label in table[0].tiebreaks if label != "PTS"] if table else []
+    print(f"{'Rk':>4} {'No':>4}  {'Name':<30} {'Pts':>5}" + "".join(f" {label:>8}" for label in labels))
+    for s in table:
+        values = "".join(
+            f" {format_score(v) if v is not None else '':>8}" for label, v in s.tiebreaks.items() if label != "PTS"
+        )
+        print(f"{s.rank:>4} {s.entrant.start_no:>4}  {s.entrant.name[:30]:<30} {format_score(s.points):>5}{values}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="proctor", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -116,23 +173,37 @@ def build_parser() -> argparse.ArgumentParser:
     forbidden.add_argument("file", nargs="?", default="-", help="JSON lines file, or - for standard input")
     replay_cmd = commands.add_parser("replay", help="replay games and say how each ended (JSON lines)")
     replay_cmd.add_argument("file", nargs="?", default="-", help="JSON lines file, or - for standard input")
+    table = commands.add_parser("standings", help="rank a tournament from its TRF file, with tie-breaks")
+    table.add_argument("file", help="a TRF-16/TRF-26 file")
+    table.add_argument("--system", choices=[s.value for s in System], help="default: from the file's 092 line")
+    table.add_argument(
+        "--tiebreaks", help="e.g. PTS,BH/C1,BH/M1,WIN,DE (default: the file's 202 line, else the rules' order, 29)"
+    )
+    table.add_argument("--rules", choices=[r.value for r in Rules], default=Rules.FIDE_2024.value)
+    table.add_argument("--format", choices=["json", "text"], default="json")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        if args.command == "standings":
+            return standings_command(args)
+        return json_lines_command(args)
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        sys.stderr.close()
+        return 1
+
+
+def json_lines_command(args: argparse.Namespace) -> int:
     handlers = {"forbidden": forbidden_line, "replay": replay_line}
     try:
         source = _open(args.file)
     except OSError as error:
         print(f"proctor {args.command}: cannot read {args.file}: {error.strerror}", file=sys.stderr)
         return 2
-    try:
-        with source:
-            return run_json_lines(handlers[args.command], source, sys.stdout)
-    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
-        sys.stderr.close()
-        return 1
+    with source:
+        return run_json_lines(handlers[args.command], source, sys.stdout)
 
 
 if __name__ == "__main__":

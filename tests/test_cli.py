@@ -121,3 +121,53 @@ def test_replay_bad_lines(line: str, message: str) -> None:
 def test_a_missing_file_is_reported_on_stderr() -> None:
     status, answers, stderr = run("replay", "/nonexistent/games.jsonl")
     assert status == 2 and answers == [] and "cannot read" in stderr
+
+
+TIEBREAK_DATA = DATA / "tiebreak"
+
+
+def run_text(*args: str) -> tuple[int, str, str]:
+    done = subprocess.run([str(PROCTOR), *args], capture_output=True, text=True, timeout=120, check=False)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_standings_json_contract() -> None:
+    status, out, err = run_text(
+        "standings", str(TIEBREAK_DATA / "karl-mala-gedenkturnier-2005.trf"), "--tiebreaks", "PTS,BH/C1,BH/M1,WIN,DE"
+    )
+    assert status == 0, err
+    rows = json.loads(out)
+    assert len(rows) == 284
+    assert set(rows[0]) == {"rank", "start_no", "name", "points", "tiebreaks"}
+    assert set(rows[0]["tiebreaks"]) == {"BH/C1", "BH/M1", "WIN", "DE"}
+    assert (rows[0]["rank"], rows[0]["start_no"], rows[0]["points"]) == (1, 5, 6.5)
+    assert [r["points"] for r in rows] == sorted((r["points"] for r in rows), reverse=True)
+
+
+def test_standings_rules_and_text_format(tmp_path: Path) -> None:
+    trf = TIEBREAK_DATA / "lichess-swiss-2021_03.trf"
+    status, out, _ = run_text("standings", str(trf), "--rules", "fide-2026", "--format", "text", "--system", "swiss")
+    assert status == 0 and out.splitlines()[0].split()[:4] == ["Rk", "No", "Name", "Pts"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tiebreaks", "PTS,BH,FOO"], "unknown tie-break 'FOO'"),
+        (["--tiebreaks", "BH/X1"], "unknown modifier /X1"),
+    ],
+)
+def test_standings_bad_tiebreaks(args: list[str], message: str) -> None:
+    status, out, err = run_text("standings", str(TIEBREAK_DATA / "lichess-swiss-2021_03.trf"), *args)
+    assert status == 1 and out == "" and message in err
+
+
+def test_standings_malformed_line_names_the_line(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.trf"
+    lines = (TIEBREAK_DATA / "lichess-swiss-2021_03.trf").read_text(encoding="utf-8").splitlines()
+    index = next(i for i, line in enumerate(lines) if line.startswith("001"))
+    lines[index] = lines[index][:98] + "Q" + lines[index][99:]
+    broken.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    status, out, err = run_text("standings", str(broken))
+    assert status == 1 and out == ""
+    assert f"line {index + 1}: round 1: unknown result code 'Q'" in err
