@@ -184,6 +184,14 @@ class Tournament:
 # --- Tie-break descriptors -------------------------------------------------------------------------------------------
 
 TIEBREAK_NAMES: Final = ("PTS", "BH", "SB", "WIN", "WON", "DE")
+
+#: The rules' orders (29): round robin: points, small score (SB), games won incl. wins without play, direct encounter
+#: (29.1.1); Swiss: points, Buchholz, median Buchholz (one cut each end: the regulations must set it; 29.2.1 B), games
+#: won, direct encounter (29.2.1).  Still tied: shared places or a play-off (29.1.1 D, 29.2.1 E).
+RULES_ORDER: Final = {
+    System.ROUND_ROBIN: "PTS,SB,WIN,DE",
+    System.SWISS: "PTS,BH,BH/M1,WIN,DE",
+}
 _MODIFIERS: Final = ("C1", "C2", "M1", "M2", "P")
 _DESCRIPTOR: Final = re.compile(r"^([A-Z]+)((?:/[A-Z0-9]+)*)$")
 

@@ -21,7 +21,7 @@ from engine.forbidden import FiveEye, forbidden_points
 from engine.game import AdjudicationMode, GameSettings
 from engine.records import replay
 from engine.rules import find_rule_set
-from engine.standings import Rules, System, format_score, parse_tiebreaks, standings
+from engine.standings import RULES_ORDER, Rules, System, format_score, parse_tiebreaks, standings
 from engine.trf import read_trf
 
 
@@ -121,12 +121,6 @@ def _number(value: Fraction | int | None) -> float | int | None:
     return float(value)
 
 
-DEFAULT_TIEBREAKS = {
-    System.SWISS: "PTS,BH,BH/M1,WIN,DE",  # 29.2.1
-    System.ROUND_ROBIN: "PTS,SB,WIN,DE",  # 29.1.1
-}
-
-
 def standings_command(args: argparse.Namespace) -> int:
     """``proctor standings FILE.trf``: the ranked table, as JSON or text; bad input on stderr, exit 1."""
     try:
@@ -138,7 +132,7 @@ def standings_command(args: argparse.Namespace) -> int:
     try:
         system = System(args.system) if args.system else None
         trf = read_trf(text, system)
-        tiebreaks = args.tiebreaks or trf.tiebreaks or DEFAULT_TIEBREAKS[trf.tournament.system]
+        tiebreaks = args.tiebreaks or trf.tiebreaks or RULES_ORDER[trf.tournament.system]
         table = standings(trf.tournament, parse_tiebreaks(tiebreaks), Rules(args.rules))
     except (EngineError, ValueError) as error:
         print(f"proctor standings: {args.file}: {error}", file=sys.stderr)

@@ -5,8 +5,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from engine.adjudication import AdjudicationSettings
+from engine.clock import PRESETS
 from engine.game import GameSettings
 from engine.openings import OPENING_NAMES
+from engine.penalties import DEFAULT_POLICY_LADDERS
 from engine.rules import RULE_SETS
 
 DOCS = Path(__file__).parent.parent / "docs"
@@ -28,10 +31,6 @@ def test_every_rule_set_and_opening_is_documented() -> None:
 
 
 def test_every_adjudication_setting_preset_and_configurable_offence_is_documented() -> None:
-    from engine.adjudication import AdjudicationSettings
-    from engine.clock import PRESETS
-    from engine.penalties import DEFAULT_POLICY_LADDERS
-
     text = (DOCS / "adjudication.md").read_text(encoding="utf-8")
     assert [f.name for f in dataclasses.fields(AdjudicationSettings) if f"| `{f.name}` |" not in text] == []
     assert [name for name in PRESETS if f"`{name}`" not in text] == []
