@@ -410,7 +410,7 @@ class Adjudication:
     def _fire_deadlines(self, now: int) -> Adjudication:
         state = self
         while True:
-            deadline = state._next_deadline()
+            deadline = state.next_deadline()
             if deadline is None or deadline[0] > now or (deadline[0] == now and deadline[1] == "arrival"):
                 break  # arriving exactly at the limit is in time; a flag falls when the time reaches zero
             state = state._fire(deadline[1], deadline[0])
@@ -418,7 +418,9 @@ class Adjudication:
 
     # --- Deadlines ----------------------------------------------------------------------------------------------
 
-    def _next_deadline(self) -> tuple[int, str] | None:
+    def next_deadline(self) -> tuple[int, str] | None:
+        """The next deadline that would fire without an event: (time in ms, "start" | "arrival" | "flag" |
+        "reconnect"), or None."""
         if self.is_over or self.pending_verdict is not None:
             return None
         if not self.started:
@@ -981,27 +983,52 @@ def _player_set(values: list[str]) -> frozenset[Player]:
     return frozenset(Player(v) for v in values)
 
 
-def _snapshot(state: Adjudication) -> dict[str, Any]:
-    settings = state.settings
+def settings_to_dict(settings: AdjudicationSettings) -> dict[str, Any]:
+    """The JSON form of a game's settings (inverse: :func:`settings_from_dict`)."""
     game_settings = settings.game
     return {
-        "settings": {
-            "time_control": settings.time_control.to_dict(),
-            "start_at": settings.start_at,
-            "game": {
-                "rule": game_settings.rule,
-                "opening": game_settings.opening,
-                "adjudication": game_settings.adjudication.value,
-                "five_eye": game_settings.five_eye.value,
-                "max_candidates": game_settings.max_candidates,
-                "min_stones_before_pass": game_settings.min_stones_before_pass,
-            },
-            "lateness_tolerance_ms": settings.lateness_tolerance_ms,
-            "reconnect_window_ms": settings.reconnect_window_ms,
-            "confirm_time_verdicts": settings.confirm_time_verdicts,
-            "draw_offer_grace_ms": settings.draw_offer_grace_ms,
-            "penalty_ladders": {k: v.value for k, v in sorted(settings.penalty_policy.ladders.items())},
+        "time_control": settings.time_control.to_dict(),
+        "start_at": settings.start_at,
+        "game": {
+            "rule": game_settings.rule,
+            "opening": game_settings.opening,
+            "adjudication": game_settings.adjudication.value,
+            "five_eye": game_settings.five_eye.value,
+            "max_candidates": game_settings.max_candidates,
+            "min_stones_before_pass": game_settings.min_stones_before_pass,
         },
+        "lateness_tolerance_ms": settings.lateness_tolerance_ms,
+        "reconnect_window_ms": settings.reconnect_window_ms,
+        "confirm_time_verdicts": settings.confirm_time_verdicts,
+        "draw_offer_grace_ms": settings.draw_offer_grace_ms,
+        "penalty_ladders": {k: v.value for k, v in sorted(settings.penalty_policy.ladders.items())},
+    }
+
+
+def settings_from_dict(raw: dict[str, Any]) -> AdjudicationSettings:
+    game_raw = raw["game"]
+    return AdjudicationSettings(
+        time_control=TimeControl.from_dict(raw["time_control"]),
+        start_at=raw["start_at"],
+        game=GameSettings(
+            rule=game_raw["rule"],
+            opening=game_raw["opening"],
+            adjudication=AdjudicationMode(game_raw["adjudication"]),
+            five_eye=FiveEye(game_raw["five_eye"]),
+            max_candidates=game_raw["max_candidates"],
+            min_stones_before_pass=game_raw["min_stones_before_pass"],
+        ),
+        lateness_tolerance_ms=raw["lateness_tolerance_ms"],
+        reconnect_window_ms=raw["reconnect_window_ms"],
+        confirm_time_verdicts=raw["confirm_time_verdicts"],
+        draw_offer_grace_ms=raw["draw_offer_grace_ms"],
+        penalty_policy=PenaltyPolicy({k: Ladder(v) for k, v in raw["penalty_ladders"].items()}),
+    )
+
+
+def _snapshot(state: Adjudication) -> dict[str, Any]:
+    return {
+        "settings": settings_to_dict(state.settings),
         "actions": [action.token() for action in state.game.actions],
         "outcome": _outcome_dict(state.game.outcome),
         "clock": state.clock.to_dict(),
@@ -1049,26 +1076,7 @@ def _snapshot(state: Adjudication) -> dict[str, Any]:
 
 def restore(data: dict[str, Any]) -> Adjudication:
     """The state a :meth:`Adjudication.to_dict` snapshot was taken of; it continues exactly as the original would."""
-    raw = data["settings"]
-    control = TimeControl.from_dict(raw["time_control"])
-    game_raw = raw["game"]
-    settings = AdjudicationSettings(
-        time_control=control,
-        start_at=raw["start_at"],
-        game=GameSettings(
-            rule=game_raw["rule"],
-            opening=game_raw["opening"],
-            adjudication=AdjudicationMode(game_raw["adjudication"]),
-            five_eye=FiveEye(game_raw["five_eye"]),
-            max_candidates=game_raw["max_candidates"],
-            min_stones_before_pass=game_raw["min_stones_before_pass"],
-        ),
-        lateness_tolerance_ms=raw["lateness_tolerance_ms"],
-        reconnect_window_ms=raw["reconnect_window_ms"],
-        confirm_time_verdicts=raw["confirm_time_verdicts"],
-        draw_offer_grace_ms=raw["draw_offer_grace_ms"],
-        penalty_policy=PenaltyPolicy({k: Ladder(v) for k, v in raw["penalty_ladders"].items()}),
-    )
+    settings = settings_from_dict(data["settings"])
     game = Game.new(settings.game)
     for token in data["actions"]:
         game = evolve(game, outcome=None).apply(parse_action(token))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from fractions import Fraction
@@ -23,6 +24,8 @@ from engine.records import replay
 from engine.rules import find_rule_set
 from engine.standings import RULES_ORDER, Rules, System, format_score, parse_tiebreaks, standings
 from engine.trf import read_trf
+from proctor.errors import ServiceError
+from proctor.settings import Settings
 
 
 class InputError(ValueError):
@@ -160,6 +163,71 @@ def standings_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings.from_env(
+        database_url=getattr(args, "db", None), host=getattr(args, "host", None), port=getattr(args, "port", None)
+    )
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from proctor.app import create_app
+
+    settings = _settings(args)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    web.run_app(create_app(settings), host=settings.host, port=settings.port, print=None)
+    return 0
+
+
+def platform_command(args: argparse.Namespace) -> int:
+    from sqlalchemy import insert, select
+    from sqlmodel import col
+
+    from proctor.database import create_database_engine, migrate
+    from proctor.models import Platform, PlatformSecret
+    from proctor.service import now_ms
+    from proctor.signatures import new_secret, secret_key
+
+    settings = _settings(args)
+    engine = create_database_engine(settings)
+    migrate(engine)
+    secret = args.secret or new_secret()
+    try:
+        secret_key(secret)
+    except ServiceError as error:
+        print(f"proctor platform add: {error.message}", file=sys.stderr)
+        return 1
+    with engine.begin() as connection:
+        platform_id = connection.execute(select(col(Platform.id)).where(col(Platform.name) == args.name)).scalar()
+        if platform_id is None:
+            platform_id = connection.execute(
+                insert(Platform).values(name=args.name, created_ms=now_ms()).returning(col(Platform.id))
+            ).scalar_one()
+        connection.execute(insert(PlatformSecret).values(platform_id=platform_id, secret=secret, created_ms=now_ms()))
+    engine.dispose()
+    print(secret)
+    return 0
+
+
+def audit_command(args: argparse.Namespace) -> int:
+    from proctor.audit import verify_audit
+    from proctor.database import create_database_engine, migrate
+
+    engine = create_database_engine(_settings(args))
+    migrate(engine)
+    with engine.connect() as connection:
+        report = verify_audit(connection)
+    engine.dispose()
+    if report.ok:
+        print(f"audit log intact: {report.entries} entries")
+        return 0
+    for problem in report.problems:
+        print(problem)
+    print(f"audit log NOT intact: {len(report.problems)} problem(s) in {report.entries} entries")
+    return 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="proctor", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -175,14 +243,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     table.add_argument("--rules", choices=[r.value for r in Rules], default=Rules.FIDE_2024.value)
     table.add_argument("--format", choices=["json", "text"], default="json")
+    serve = commands.add_parser("serve", help="run the service (SQLite file by default)")
+    serve.add_argument("--db", help="database URL (default: sqlite:///proctor.db, or PROCTOR_DATABASE_URL)")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    platform = commands.add_parser("platform", help="manage the platforms that post webhooks")
+    platform_commands = platform.add_subparsers(dest="platform_command", required=True)
+    add = platform_commands.add_parser("add", help="register a platform (or add a secret) and print its secret")
+    add.add_argument("name")
+    add.add_argument("--secret", help="a whsec_ secret to use instead of a new random one")
+    add.add_argument("--db")
+    audit = commands.add_parser("audit", help="the audit log")
+    audit_commands = audit.add_subparsers(dest="audit_command", required=True)
+    check = audit_commands.add_parser("verify", help="check the hash chain: any edited or deleted entry is found")
+    check.add_argument("--db")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "standings":
-            return standings_command(args)
+        commands = {"standings": standings_command, "serve": serve_command, "platform": platform_command,
+                    "audit": audit_command}  # fmt: skip
+        if args.command in commands:
+            return commands[args.command](args)
         return json_lines_command(args)
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
         sys.stderr.close()

@@ -1,0 +1,295 @@
+"""HTTP routes.  Status codes are chosen here and only here (``STATUS``); domain code raises ServiceErrors."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Final
+
+from aiohttp import web
+from sqlalchemy import select
+from sqlmodel import col
+
+from engine.errors import EngineError
+from engine.openings import Player
+from proctor import errors, feed, signatures
+from proctor.context import CONTEXT, Context
+from proctor.models import Game, Incident, IncidentAction, Platform
+from proctor.service import DeliveryResult, game_view, now_ms
+
+STATUS: Final[dict[type[errors.ServiceError], int]] = {
+    errors.BadRequestError: 400,
+    errors.StaleError: 400,
+    errors.UnauthorizedError: 401,
+    errors.ForbiddenError: 403,
+    errors.NotFoundError: 404,
+    errors.ConflictError: 409,
+    errors.OverloadedError: 429,
+    errors.ConfigurationError: 500,
+}
+
+
+def _context(request: web.Request) -> Context:
+    return request.app[CONTEXT]
+
+
+def error_body(code: str, message: str, **detail: Any) -> dict[str, Any]:
+    return {"error": code, "message": message, **detail}
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        response: web.StreamResponse = await handler(request)
+        return response
+    except errors.ServiceError as error:
+        status = next((code for kind, code in STATUS.items() if isinstance(error, kind)), 400)
+        return web.json_response(error_body(error.code, error.message, **error.detail), status=status)
+    except EngineError as error:
+        return web.json_response(error_body("refused", str(error)), status=409)
+    except web.HTTPException as error:
+        if error.status >= 400:
+            return web.json_response(error_body("http", error.reason), status=error.status)
+        raise
+
+
+# --- Webhooks ------------------------------------------------------------------------------------------------------
+
+
+async def post_webhook(request: web.Request) -> web.Response:
+    """A signed delivery from a platform; 2xx only once it is stored."""
+    context = _context(request)
+    platform_id, secrets = context.service.platform(request.match_info["platform"])
+    body = await request.read()
+    webhook_id = signatures.verify(request.headers, body, secrets, time.time(), context.settings.webhook_tolerance_s)
+    message = feed.parse_message(body)
+    received = now_ms()
+    result: DeliveryResult = await context.writer.submit(
+        lambda connection, batch: context.service.deliver(connection, batch, platform_id, webhook_id, message, received)
+    )
+    return web.json_response(result.to_json(), status=202 if result.status == "held" else 200)
+
+
+# --- Read side -----------------------------------------------------------------------------------------------------
+
+
+def _refs(game_row_refs: dict[str, Player]) -> dict[Player, str]:
+    return {player: ref for ref, player in game_row_refs.items()}
+
+
+async def get_game(request: web.Request) -> web.Response:
+    context = _context(request)
+    platform_id, _ = context.service.platform(request.match_info["platform"])
+    game_id = context.service.by_external.get((platform_id, request.match_info["game_id"]))
+    if game_id is None:
+        raise errors.NotFoundError(f"unknown game {request.match_info['game_id']!r}")
+    game = context.service.games[game_id]
+    view = game_view(game, _refs(game.refs), now_ms())
+    view["incidents"] = _incidents(context, game_id=game_id)
+    return web.json_response(view)
+
+
+def _incidents(
+    context: Context, game_id: int | None = None, kind: str | None = None, limit: int = 500
+) -> list[dict[str, Any]]:
+    query = select(Incident).order_by(col(Incident.id))
+    if game_id is not None:
+        query = query.where(col(Incident.game_id) == game_id)
+    if kind is not None:
+        query = query.where(col(Incident.kind) == kind)
+    with context.engine.connect() as connection:
+        rows = connection.execute(query.limit(limit)).all()
+        ids = [row.id for row in rows]
+        actions: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+        if ids:
+            for action in connection.execute(
+                select(IncidentAction).where(col(IncidentAction.incident_id).in_(ids)).order_by(col(IncidentAction.id))
+            ):
+                actions[action.incident_id].append(
+                    {
+                        "arbiter": action.arbiter,
+                        "role": action.role,
+                        "action": action.action,
+                        "note": action.note,
+                        "verdict": action.verdict,
+                        "at": action.created_ms,
+                    }
+                )
+    return [
+        {
+            "id": row.id,
+            "game": row.game_id,
+            "kind": row.kind,
+            "source": row.source,
+            "article": row.article,
+            "confidence": row.confidence,
+            "summary": row.summary,
+            "evidence": row.evidence,
+            "at": row.created_ms,
+            "actions": actions[row.id],
+            "status": actions[row.id][-1]["action"] if actions[row.id] else "open",
+        }
+        for row in rows
+    ]
+
+
+def _int_param(request: web.Request, name: str) -> int | None:
+    raw = request.query.get(name)
+    if raw is None:
+        return None
+    if not raw.isdigit():
+        raise errors.BadRequestError(f"query parameter '{name}' must be a whole number")
+    return int(raw)
+
+
+async def list_incidents(request: web.Request) -> web.Response:
+    context = _context(request)
+    rows = _incidents(context, game_id=_int_param(request, "game"), kind=request.query.get("kind"))
+    return web.json_response(rows)
+
+
+async def list_games(request: web.Request) -> web.Response:
+    context = _context(request)
+    status = request.query.get("status")
+    if status is not None and status not in ("scheduled", "live", "over"):
+        raise errors.BadRequestError("query parameter 'status' must be scheduled, live or over")
+    query = select(
+        col(Game.id),
+        col(Game.external_id),
+        col(Game.status),
+        col(Game.winner),
+        col(Game.reason),
+        col(Game.article),
+        col(Platform.name),
+    ).join(
+        Platform,
+        col(Platform.id) == col(Game.platform_id),
+    )
+    if status is not None:
+        query = query.where(col(Game.status) == status)
+    platform = request.query.get("platform")
+    if platform is not None:
+        query = query.where(col(Platform.name) == platform)
+    with context.engine.connect() as connection:
+        rows = connection.execute(query.order_by(col(Game.id))).all()
+    return web.json_response(
+        [
+            {
+                "id": row.id,
+                "platform": row.name,
+                "platform_game_id": row.external_id,
+                "status": row.status,
+                "result": None
+                if row.reason is None
+                else {"winner": row.winner, "reason": row.reason, "article": row.article},
+            }
+            for row in rows
+        ]
+    )
+
+
+async def stream(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: every change (games, incidents) as it is committed."""
+    context = _context(request)
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    await response.write(b": connected\n\n")
+    async for frame in context.bus.subscribe():
+        await response.write(frame.encode())
+    return response
+
+
+async def healthz(request: web.Request) -> web.Response:
+    context = _context(request)
+    with context.engine.connect() as connection:
+        connection.execute(select(1))
+    return web.json_response(
+        {"status": "ok", "games": len(context.service.games), "writer_batches": context.writer.batches}
+    )
+
+
+# --- Routes and their OpenAPI description ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str
+    handler: Any
+    summary: str
+    responses: dict[str, str]
+    parameters: tuple[tuple[str, str, str], ...] = ()
+    """(name, in, description)."""
+
+
+ROUTES: Final = (
+    Route(
+        "POST", "/api/v1/webhooks/{platform}", post_webhook,
+        "Deliver a signed platform event (Standard Webhooks); 2xx only once it is stored",
+        {
+            "200": "stored and applied (or a duplicate, or refused by the rules with an incident)",
+            "202": "stored and held until an earlier seq arrives",
+            "400": "malformed body or stale timestamp",
+            "401": "missing or wrong signature",
+            "404": "unknown platform or game",
+            "409": "seq reused with another body",
+            "429": "too many events held",
+        },
+        (("platform", "path", "the platform's registered name"),),
+    ),
+    Route(
+        "GET", "/api/v1/platforms/{platform}/games/{game_id}", get_game,
+        "A game: position, moves, clocks, state, result with its article, verdicts and incidents",
+        {"200": "the game", "404": "unknown platform or game"},
+        (("platform", "path", "the platform's name"), ("game_id", "path", "the platform's game id")),
+    ),
+    Route(
+        "GET", "/api/v1/games", list_games, "Games, filtered by status and platform",
+        {"200": "the games", "400": "bad filter"},
+        (("status", "query", "scheduled, live or over"), ("platform", "query", "a platform name")),
+    ),
+    Route(
+        "GET", "/api/v1/incidents", list_incidents, "Incidents with their arbiter actions, filtered by game and kind",
+        {"200": "the incidents", "400": "bad filter"},
+        (("game", "query", "the service's game id"), ("kind", "query", "e.g. feed-gap, result-mismatch")),
+    ),
+    Route("GET", "/api/v1/stream", stream, "Server-sent events of every committed change", {"200": "an event stream"}),
+    Route("GET", "/api/openapi.json", None, "This document", {"200": "the OpenAPI document"}),
+    Route("GET", "/healthz", healthz, "Liveness and database check", {"200": "ok"}),
+)  # fmt: skip
+
+
+def openapi() -> dict[str, Any]:
+    paths: dict[str, Any] = {}
+    for route in ROUTES:
+        operation: dict[str, Any] = {
+            "summary": route.summary,
+            "responses": {code: {"description": text} for code, text in route.responses.items()},
+        }
+        if route.parameters:
+            operation["parameters"] = [
+                {
+                    "name": name,
+                    "in": where,
+                    "required": where == "path",
+                    "description": text,
+                    "schema": {"type": "string"},
+                }
+                for name, where, text in route.parameters
+            ]
+        paths.setdefault(route.path, {})[route.method.lower()] = operation
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Gomoku proctor", "version": "1"},
+        "paths": paths,
+    }
+
+
+async def get_openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi())
+
+
+def add_routes(app: web.Application) -> None:
+    for route in ROUTES:
+        handler = route.handler or get_openapi
+        app.router.add_route(route.method, route.path, handler)

@@ -1,0 +1,93 @@
+"""The aiohttp application factory: ``create_app(settings)``.  Resources are opened and closed in ``cleanup_ctx``:
+the database (migrated to the head), the service state loaded from it, the writer thread, the live-stream bus and
+the timer that fires deadlines and reports feed gaps."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from aiohttp import web
+
+from proctor import api
+from proctor.bus import InProcessBus
+from proctor.context import CONTEXT, Context
+from proctor.database import create_database_engine, migrate
+from proctor.service import Notice, Service, now_ms
+from proctor.settings import Settings
+from proctor.writer import Writer
+
+log = logging.getLogger("proctor")
+
+
+def create_app(settings: Settings) -> web.Application:
+    app = web.Application(client_max_size=256 * 1024, middlewares=[api.error_middleware])
+    app.cleanup_ctx.append(_resources(settings))
+    api.add_routes(app)
+    return app
+
+
+def _resources(settings: Settings) -> Any:
+    async def context(app: web.Application) -> AsyncIterator[None]:
+        engine = create_database_engine(settings)
+        await asyncio.to_thread(migrate, engine)
+        service = Service(settings)
+        with engine.connect() as connection:
+            service.load(connection)
+        bus = InProcessBus(asyncio.get_running_loop())
+
+        def publish(notices: list[Notice]) -> None:
+            for notice in notices:
+                bus.publish(notice.kind, notice.payload)
+
+        writer = Writer(engine, service, publish)
+        writer.start()
+        app[CONTEXT] = Context(settings, engine, service, writer, bus)
+        timer = asyncio.create_task(_timers(app[CONTEXT]))
+        log.info("proctor ready: %d game(s) loaded", len(service.games))
+        yield
+        timer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await timer
+        await asyncio.to_thread(writer.stop)
+        engine.dispose()
+
+    return context
+
+
+async def _timers(context: Context, period_s: float = 0.25) -> None:
+    """Fire due deadlines (flag fall, reconnect window, no-show) and report feed gaps, from the stored state: after a
+    restart, a deadline that passed while the server was down fires at once, at its own instant."""
+    settings = context.settings
+    while True:
+        server_now = now_ms()
+        due_deadlines, due_gaps = [], []
+        for game in list(context.service.games.values()):
+            deadline = game.state.next_deadline()
+            if deadline is not None and deadline[0] + settings.deadline_grace_ms <= server_now:
+                due_deadlines.append(game.id)
+            if (
+                game.gap_since_ms is not None
+                and not game.gap_reported
+                and server_now - game.gap_since_ms >= settings.feed_gap_timeout_s * 1000
+            ):
+                due_gaps.append(game.id)
+        if due_deadlines or due_gaps:
+            try:
+                await context.writer.submit(functools.partial(_fire, context, due_deadlines, due_gaps, server_now))
+            except Exception:
+                log.exception("firing deadlines failed; retrying")
+        await asyncio.sleep(period_s)
+
+
+def _fire(
+    context: Context, deadlines: list[int], gaps: list[int], server_now: int, connection: Any, batch: Any
+) -> None:
+    for game_id in deadlines:
+        context.service.fire_deadlines(connection, batch, game_id, server_now)
+    for game_id in gaps:
+        context.service.report_gap(connection, batch, game_id, server_now)

@@ -1,0 +1,49 @@
+"""The event bus behind the live stream: an interface, with an in-process implementation.
+
+Several service nodes would need a shared bus (e.g. Redis pub/sub) implementing the same two methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+
+class EventBus(Protocol):
+    def publish(self, kind: str, payload: dict[str, Any]) -> None:
+        """Called from any thread."""
+
+    def subscribe(self) -> AsyncIterator[str]:
+        """Server-sent-event frames, one per published message, for as long as the subscriber listens."""
+
+
+class InProcessBus:
+    """Fan-out to the subscribers of this process; a slow subscriber loses its oldest messages, never memory."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, queue_size: int = 1000) -> None:
+        self.loop = loop
+        self.queue_size = queue_size
+        self.subscribers: set[asyncio.Queue[str]] = set()
+        self.sequence = 0
+
+    def publish(self, kind: str, payload: dict[str, Any]) -> None:
+        self.loop.call_soon_threadsafe(self._fan_out, kind, payload)
+
+    def _fan_out(self, kind: str, payload: dict[str, Any]) -> None:
+        self.sequence += 1
+        frame = f"id: {self.sequence}\nevent: {kind}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n"
+        for queue in self.subscribers:
+            if queue.full():
+                queue.get_nowait()
+            queue.put_nowait(frame)
+
+    async def subscribe(self) -> AsyncIterator[str]:
+        queue: asyncio.Queue[str] = asyncio.Queue(self.queue_size)
+        self.subscribers.add(queue)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            self.subscribers.discard(queue)

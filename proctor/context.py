@@ -1,0 +1,25 @@
+"""What the running app holds (one per app, in ``app[CONTEXT]``): no module-level state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiohttp import web
+from sqlalchemy import Engine
+
+from proctor.bus import EventBus
+from proctor.service import Service
+from proctor.settings import Settings
+from proctor.writer import Writer
+
+
+@dataclass
+class Context:
+    settings: Settings
+    engine: Engine
+    service: Service
+    writer: Writer
+    bus: EventBus
+
+
+CONTEXT = web.AppKey("context", Context)

@@ -1,0 +1,56 @@
+"""The service layer's error hierarchy.  Domain code raises these; the web layer alone maps them to HTTP statuses."""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """Base of every error the service raises on purpose; ``code`` is a stable machine-readable name."""
+
+    code = "error"
+
+    def __init__(self, message: str, **detail: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+
+class ConfigurationError(ServiceError):
+    code = "configuration"
+
+
+class BadRequestError(ServiceError):
+    """Malformed input: not JSON, a missing or mistyped field, an unknown event type."""
+
+    code = "bad-request"
+
+
+class UnauthorizedError(ServiceError):
+    """A missing, unknown or wrong signature or token."""
+
+    code = "unauthorized"
+
+
+class ForbiddenError(ServiceError):
+    code = "forbidden"
+
+
+class NotFoundError(ServiceError):
+    code = "not-found"
+
+
+class ConflictError(ServiceError):
+    """The request contradicts what is stored (e.g. a sequence number reused with another body)."""
+
+    code = "conflict"
+
+
+class StaleError(ServiceError):
+    """A webhook timestamp outside the tolerance."""
+
+    code = "stale"
+
+
+class OverloadedError(ServiceError):
+    """Too many events held for one game: the platform should retry later."""
+
+    code = "overloaded"

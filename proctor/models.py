@@ -1,0 +1,227 @@
+"""Storage: SQLModel table models (SQLite by default, PostgreSQL by URL, the same code).
+
+Times are integer milliseconds since the Unix epoch, as in the engine.  Rows that record what happened (feed
+deliveries, applied game events, incidents and their actions, the audit log) are append-only; a game row holds the
+latest snapshot of its adjudication so that a restart does not replay from the first move.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def _ms(nullable: bool = False) -> Any:
+    return Field(default=None if nullable else 0, sa_column=Column(BigInteger, nullable=nullable))
+
+
+def _json(nullable: bool = True) -> Any:
+    return Field(default=None, sa_column=Column(JSON, nullable=nullable))
+
+
+class Platform(SQLModel, table=True):
+    """A playing platform that posts signed webhooks."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True, max_length=64)
+    created_ms: int = _ms()
+
+
+class PlatformSecret(SQLModel, table=True):
+    """A Standard Webhooks secret (``whsec_…``); several may be active at once, for rotation."""
+
+    __tablename__ = "platform_secret"
+
+    id: int | None = Field(default=None, primary_key=True)
+    platform_id: int = Field(foreign_key="platform.id", index=True)
+    secret: str = Field(max_length=200)
+    created_ms: int = _ms()
+    revoked_ms: int | None = _ms(nullable=True)
+
+
+class Tournament(SQLModel, table=True):
+    """An event (tournament), set up from one TOML file."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    slug: str = Field(index=True, unique=True, max_length=100)
+    name: str = Field(max_length=300)
+    config: dict[str, Any] | None = _json()
+    """The event file as loaded (for export)."""
+    created_ms: int = _ms()
+
+
+class Section(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    tournament_id: int = Field(foreign_key="tournament.id", index=True)
+    slug: str = Field(max_length=100)
+    name: str = Field(max_length=300)
+    rule: str = Field(max_length=40)
+    opening: str = Field(max_length=40)
+    time_control: str = Field(max_length=60)
+    system: str = Field(max_length=20)
+    tiebreaks: str = Field(max_length=200)
+    scoring: str = Field(max_length=40)
+    games_per_match: int = 1
+    policy: dict[str, Any] | None = _json()
+    """The proctoring policy: camera, checks and thresholds, reconnect window, lateness, penalties, retention."""
+
+    __table_args__ = (UniqueConstraint("tournament_id", "slug"),)
+
+
+class Player(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    section_id: int = Field(foreign_key="section.id", index=True)
+    start_no: int
+    name: str = Field(max_length=200)
+    team: str = Field(default="", max_length=200)
+    gender: str = Field(default="", max_length=1)
+    birth_date: str = Field(default="", max_length=10)
+    rating: int = 0
+    platform_ref: str = Field(default="", max_length=100, index=True)
+    """The player's id on the playing platform."""
+
+    __table_args__ = (UniqueConstraint("section_id", "start_no"),)
+
+
+class Pairing(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    section_id: int = Field(foreign_key="section.id", index=True)
+    round_no: int
+    board: int
+    black_start_no: int
+    white_start_no: int | None = None
+    """None for a bye."""
+    platform_game_id: str = Field(default="", max_length=100)
+    result: str = Field(default="", max_length=8)
+    """As in TRF: "1-0", "0-1", "½-½", "+/-", "-/+", "-/-" once known."""
+
+    __table_args__ = (UniqueConstraint("section_id", "round_no", "board"),)
+
+
+class Arbiter(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=200, unique=True)
+    role: str = Field(max_length=20)
+    """arbiter, deputy-chief, chief or committee (16)."""
+    token_hash: str = Field(default="", max_length=128)
+
+
+class Game(SQLModel, table=True):
+    """A game on a platform, adjudicated by the service."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    platform_id: int = Field(foreign_key="platform.id", index=True)
+    external_id: str = Field(max_length=100)
+    """The platform's game id."""
+    pairing_id: int | None = Field(default=None, foreign_key="pairing.id")
+    black_ref: str = Field(max_length=100)
+    white_ref: str = Field(max_length=100)
+    black_name: str = Field(default="", max_length=200)
+    white_name: str = Field(default="", max_length=200)
+    settings: dict[str, Any] | None = _json(nullable=False)
+    """The adjudication settings it was created with."""
+    last_seq: int = 0
+    """The highest feed sequence number applied (events are applied in seq order)."""
+    applied: int = 0
+    """How many engine events have been applied (the length of its game_event log)."""
+    status: str = Field(default="scheduled", max_length=20)
+    winner: str | None = Field(default=None, max_length=10)
+    reason: str | None = Field(default=None, max_length=40)
+    article: str | None = Field(default=None, max_length=60)
+    snapshot: dict[str, Any] | None = _json()
+    snapshot_applied: int = 0
+    """How many engine events the snapshot includes."""
+    next_deadline_ms: int | None = _ms(nullable=True)
+    created_ms: int = _ms()
+    updated_ms: int = _ms()
+
+    __table_args__ = (UniqueConstraint("platform_id", "external_id"),)
+
+
+class FeedDelivery(SQLModel, table=True):
+    """Every webhook delivery that was accepted (2xx), as received.  Append-only."""
+
+    __tablename__ = "feed_delivery"
+
+    id: int | None = Field(default=None, primary_key=True)
+    platform_id: int = Field(foreign_key="platform.id")
+    webhook_id: str = Field(max_length=200)
+    game_id: int = Field(foreign_key="game.id", index=True)
+    seq: int
+    kind: str = Field(max_length=40)
+    at_ms: int = _ms()
+    """The platform's time for the event (RFC 3339 ``at``)."""
+    received_ms: int = _ms()
+    body: dict[str, Any] | None = _json(nullable=False)
+
+    __table_args__ = (
+        UniqueConstraint("platform_id", "webhook_id"),
+        UniqueConstraint("game_id", "seq"),
+    )
+
+
+class GameEvent(SQLModel, table=True):
+    """The engine events applied to a game, in order: replaying them rebuilds its state exactly.  Append-only."""
+
+    __tablename__ = "game_event"
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="game.id")
+    position: int
+    """0, 1, 2… per game: the order of application."""
+    source: str = Field(max_length=20)
+    """feed, deadline or arbiter."""
+    delivery_id: int | None = Field(default=None, foreign_key="feed_delivery.id")
+    at_ms: int = _ms()
+    """The effective time used by the engine."""
+    event: dict[str, Any] | None = _json(nullable=False)
+
+    __table_args__ = (UniqueConstraint("game_id", "position"), Index("ix_game_event_game", "game_id", "position"))
+
+
+class Incident(SQLModel, table=True):
+    """A flag raised by a detector, a rule or the feed.  Append-only: what happens next are IncidentActions."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int | None = Field(default=None, foreign_key="game.id", index=True)
+    player_ref: str | None = Field(default=None, max_length=100)
+    kind: str = Field(max_length=60, index=True)
+    source: str = Field(max_length=60)
+    """feed, rules, service, arbiter, or detector:NAME."""
+    article: str | None = Field(default=None, max_length=60)
+    confidence: float | None = None
+    summary: str = Field(sa_column=Column(Text, nullable=False))
+    evidence: dict[str, Any] | None = _json()
+    created_ms: int = _ms()
+
+
+class IncidentAction(SQLModel, table=True):
+    """An arbiter's action on an incident: confirm, dismiss, note, or a verdict (a penalty with its article)."""
+
+    __tablename__ = "incident_action"
+
+    id: int | None = Field(default=None, primary_key=True)
+    incident_id: int = Field(foreign_key="incident.id", index=True)
+    arbiter: str = Field(max_length=200)
+    role: str = Field(max_length=20)
+    action: str = Field(max_length=20)
+    note: str = Field(default="", sa_column=Column(Text, nullable=False))
+    verdict: dict[str, Any] | None = _json()
+    created_ms: int = _ms()
+
+
+class AuditEntry(SQLModel, table=True):
+    """One state change, chained to the previous entry by a SHA-256 hash (``proctor audit verify``)."""
+
+    __tablename__ = "audit_entry"
+
+    id: int | None = Field(default=None, primary_key=True)
+    at_ms: int = _ms()
+    actor: str = Field(max_length=200)
+    action: str = Field(max_length=60)
+    subject: str = Field(max_length=200)
+    detail: dict[str, Any] | None = _json()
+    prev_hash: str = Field(max_length=64)
+    hash: str = Field(max_length=64, unique=True)

@@ -1,0 +1,761 @@
+"""The service core: platforms, live games, and the rules for applying a delivery, a deadline or an arbiter's action.
+
+Everything here runs on the writer thread (proctor.writer) inside one database transaction per batch: a change is
+first *staged* (new immutable game states, rows to insert), written, and only made visible once the transaction has
+committed, so that nothing is acknowledged before it is stored and a failed commit leaves memory as it was.
+
+Effective time.  A feed event is applied at the platform's ``at`` (the moment the platform accepted it), or at the
+game's current time if that is later; a deadline (flag fall, reconnect window, no-show) at its exact instant; an
+arbiter's action at the server's time.  The instants are stored with each applied event, so a replay of the
+game_event log reproduces the state exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sqlalchemy import Connection, insert, select, update
+from sqlmodel import col
+
+from engine import adjudication as adj
+from engine.adjudication import (
+    Adjudication,
+    AdjudicationError,
+    AdjudicationSettings,
+    restore,
+    settings_from_dict,
+    settings_to_dict,
+)
+from engine.board import Color, format_point
+from engine.errors import EngineError
+from engine.game import GameSettings
+from engine.openings import Player
+from proctor import feed
+from proctor.codec import event_from_dict, event_to_dict
+from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError
+from proctor.models import AuditEntry, FeedDelivery, Game, GameEvent, Incident, Platform, PlatformSecret
+from proctor.settings import Settings
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+# --- Live games ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    delivery_id: int
+    message: feed.FeedMessage
+
+
+@dataclass(frozen=True, slots=True)
+class LiveGame:
+    """A game as the service holds it in memory; replaced, never mutated."""
+
+    id: int
+    platform_id: int
+    external_id: str
+    refs: dict[str, Player]
+    state: Adjudication
+    last_seq: int
+    applied: int
+    snapshot_applied: int
+    held: dict[int, Held] = field(default_factory=dict)
+    gap_since_ms: int | None = None
+    gap_reported: bool = False
+    incidents: int = 0
+
+
+# --- Results of a delivery ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryResult:
+    status: str
+    """applied, held, duplicate, created, refused (the rules refused it: an incident says why) or recorded."""
+    game_id: int
+    incidents: tuple[int, ...] = ()
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"status": self.status, "game": self.game_id}
+        if self.incidents:
+            body["incidents"] = list(self.incidents)
+        if self.detail:
+            body["detail"] = self.detail
+        return body
+
+
+@dataclass
+class Notice:
+    """What changed, for the live stream."""
+
+    kind: str
+    payload: dict[str, Any]
+
+
+@dataclass
+class Batch:
+    """The staged changes of one transaction."""
+
+    games: dict[int, LiveGame] = field(default_factory=dict)
+    last_hash: str | None = None
+    notices: list[Notice] = field(default_factory=list)
+
+
+GENESIS = "0" * 64
+
+
+class Service:
+    """Platforms, live games, incidents and the audit chain.  Mutated only on the writer thread."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.games: dict[int, LiveGame] = {}
+        self.by_external: dict[tuple[int, str], int] = {}
+        self.platforms: dict[str, tuple[int, tuple[str, ...]]] = {}
+        self.last_hash = GENESIS
+
+    # --- Loading ------------------------------------------------------------------------------------------------
+
+    def load(self, connection: Connection) -> None:
+        """Platforms, the audit chain's head, and every unfinished game (snapshot + the events after it)."""
+        self.reload_platforms(connection)
+        head = connection.execute(select(col(AuditEntry.hash)).order_by(col(AuditEntry.id).desc()).limit(1)).scalar()
+        self.last_hash = head or GENESIS
+        rows = connection.execute(select(Game)).all()
+        for row in rows:
+            game = self._load_game(connection, row._mapping)
+            self.by_external[(game.platform_id, game.external_id)] = game.id
+            self.games[game.id] = game
+
+    def reload_platforms(self, connection: Connection) -> None:
+        platforms = {row.id: row.name for row in connection.execute(select(col(Platform.id), col(Platform.name)))}
+        secrets: dict[int, list[str]] = {pid: [] for pid in platforms}
+        for row in connection.execute(
+            select(col(PlatformSecret.platform_id), col(PlatformSecret.secret)).where(
+                col(PlatformSecret.revoked_ms).is_(None)
+            )
+        ):
+            secrets[row.platform_id].append(row.secret)
+        self.platforms = {name: (pid, tuple(secrets[pid])) for pid, name in platforms.items()}
+
+    def _load_game(self, connection: Connection, row: Any) -> LiveGame:
+        settings = settings_from_dict(row["settings"])
+        if row["snapshot"] is not None:
+            state = restore(row["snapshot"])
+            start = row["snapshot_applied"]
+        else:
+            state, start = Adjudication.new(settings), 0
+        events = connection.execute(
+            select(col(GameEvent.event))
+            .where(col(GameEvent.game_id) == row["id"], col(GameEvent.position) >= start)
+            .order_by(col(GameEvent.position))
+        ).scalars()
+        for data in events:
+            state = state.apply(event_from_dict(data))
+        held: dict[int, Held] = {}
+        for delivery in connection.execute(
+            select(col(FeedDelivery.id), col(FeedDelivery.body)).where(
+                col(FeedDelivery.game_id) == row["id"], col(FeedDelivery.seq) > row["last_seq"]
+            )
+        ):
+            message = feed.parse_message(json.dumps(delivery.body).encode())
+            held[message.seq] = Held(delivery.id, message)
+        refs = {row["black_ref"]: Player.FIRST, row["white_ref"]: Player.SECOND}
+        return LiveGame(
+            row["id"],
+            row["platform_id"],
+            row["external_id"],
+            refs,
+            state,
+            row["last_seq"],
+            row["applied"],
+            row["snapshot_applied"],
+            held,
+            now_ms() if held else None,
+        )
+
+    def game(self, batch: Batch, game_id: int) -> LiveGame:
+        return batch.games.get(game_id) or self.games[game_id]
+
+    def commit(self, batch: Batch) -> None:
+        """Make a committed batch visible."""
+        for game in batch.games.values():
+            self.games[game.id] = game
+            self.by_external[(game.platform_id, game.external_id)] = game.id
+        if batch.last_hash is not None:
+            self.last_hash = batch.last_hash
+
+    # --- Audit chain --------------------------------------------------------------------------------------------
+
+    def audit(
+        self,
+        connection: Connection,
+        batch: Batch,
+        at: int,
+        actor: str,
+        action: str,
+        subject: str,
+        detail: dict[str, Any],
+    ) -> None:
+        """Append a hash-chained audit entry (no personal data: ids and references only)."""
+        previous = batch.last_hash or self.last_hash
+        digest = audit_hash(previous, at, actor, action, subject, detail)
+        connection.execute(
+            insert(AuditEntry).values(
+                at_ms=at, actor=actor, action=action, subject=subject, detail=detail, prev_hash=previous, hash=digest
+            )
+        )
+        batch.last_hash = digest
+
+    # --- Incidents ----------------------------------------------------------------------------------------------
+
+    def incident(
+        self,
+        connection: Connection,
+        batch: Batch,
+        game: LiveGame | None,
+        kind: str,
+        summary: str,
+        *,
+        source: str,
+        article: str | None = None,
+        evidence: dict[str, Any] | None = None,
+        player_ref: str | None = None,
+        at: int | None = None,
+    ) -> int:
+        at = at if at is not None else now_ms()
+        incident_id: int | None = connection.execute(
+            insert(Incident)
+            .values(
+                game_id=game.id if game else None,
+                player_ref=player_ref,
+                kind=kind,
+                source=source,
+                article=article,
+                summary=summary,
+                evidence=evidence or {},
+                created_ms=at,
+            )
+            .returning(col(Incident.id))
+        ).scalar_one()
+        self.audit(
+            connection,
+            batch,
+            at,
+            source,
+            "incident.raised",
+            f"incident:{incident_id}",
+            {"kind": kind, "game": game.id if game else None, "article": article},
+        )
+        batch.notices.append(
+            Notice(
+                "incident",
+                {
+                    "id": incident_id,
+                    "game": game.id if game else None,
+                    "kind": kind,
+                    "article": article,
+                    "summary": summary,
+                },
+            )
+        )
+        assert incident_id is not None
+        return incident_id
+
+    # --- Deliveries ---------------------------------------------------------------------------------------------
+
+    def platform(self, name: str) -> tuple[int, tuple[str, ...]]:
+        try:
+            return self.platforms[name]
+        except KeyError:
+            raise NotFoundError(f"unknown platform {name!r}: register it with 'proctor platform add {name}'") from None
+
+    def check_duplicate(self, connection: Connection, platform_id: int, webhook_id: str) -> int | None:
+        row = connection.execute(
+            select(col(FeedDelivery.game_id)).where(
+                col(FeedDelivery.platform_id) == platform_id, col(FeedDelivery.webhook_id) == webhook_id
+            )
+        ).first()
+        return None if row is None else int(row[0])
+
+    def deliver(
+        self,
+        connection: Connection,
+        batch: Batch,
+        platform_id: int,
+        webhook_id: str,
+        message: feed.FeedMessage,
+        received: int,
+    ) -> DeliveryResult:
+        """Store and apply one verified delivery.  Checks first (raising changes nothing), then writes."""
+        known = self.check_duplicate(connection, platform_id, webhook_id)
+        if known is not None:
+            return DeliveryResult("duplicate", known, detail="this webhook-id was already received")
+        game_id = self.by_external.get((platform_id, message.game_id))
+        if message.type == "game.created":
+            return self._create(connection, batch, platform_id, webhook_id, message, received, game_id)
+        if game_id is None:
+            raise NotFoundError(f"unknown game {message.game_id!r}: its game.created has not been received")
+        game = self.game(batch, game_id)
+        feed.check_engine_data(message, game.refs)
+        if self._is_duplicate_seq(connection, game, message):
+            return DeliveryResult("duplicate", game.id, detail=f"seq {message.seq} was already received")
+        delivery_id = self._store_delivery(connection, platform_id, webhook_id, game.id, message, received)
+        self.audit(
+            connection,
+            batch,
+            received,
+            f"platform:{platform_id}",
+            "feed.received",
+            f"game:{game.id}",
+            {"seq": message.seq, "type": message.type, "webhook_id": webhook_id},
+        )
+        if message.seq != game.last_seq + 1:
+            held = dict(game.held)
+            held[message.seq] = Held(delivery_id, message)
+            gap_since = game.gap_since_ms if game.gap_since_ms is not None else received
+            batch.games[game.id] = replace(game, held=held, gap_since_ms=gap_since)
+            return DeliveryResult("held", game.id, detail=f"waiting for seq {game.last_seq + 1}")
+        incidents: list[int] = []
+        status = self._apply_feed(connection, batch, game, delivery_id, message, incidents)
+        game = self.game(batch, game_id)
+        while game.last_seq + 1 in game.held:  # the gap has filled: apply what was held, in order
+            held = dict(game.held)
+            item = held.pop(game.last_seq + 1)
+            batch.games[game.id] = replace(game, held=held)
+            self._apply_feed(connection, batch, self.game(batch, game_id), item.delivery_id, item.message, incidents)
+            game = self.game(batch, game_id)
+        if not game.held and game.gap_since_ms is not None:
+            batch.games[game.id] = replace(game, gap_since_ms=None, gap_reported=False)
+        self._save_game(connection, batch, self.game(batch, game_id), received)
+        return DeliveryResult(status, game_id, tuple(incidents))
+
+    def _is_duplicate_seq(self, connection: Connection, game: LiveGame, message: feed.FeedMessage) -> bool:
+        """True for the same seq with the same body again; a conflict for the same seq with another body."""
+        if message.seq <= game.last_seq or message.seq in game.held:
+            row = connection.execute(
+                select(col(FeedDelivery.body)).where(
+                    col(FeedDelivery.game_id) == game.id, col(FeedDelivery.seq) == message.seq
+                )
+            ).first()
+            if row is not None and row[0] == message.raw:
+                return True
+            raise ConflictError(f"seq {message.seq} of game {message.game_id!r} was already received with another body")
+        if message.seq != game.last_seq + 1 and len(game.held) >= self.settings.max_held_events:
+            raise OverloadedError(
+                f"{len(game.held)} events of game {message.game_id!r} are already waiting for seq {game.last_seq + 1}"
+            )
+        return False
+
+    def _store_delivery(
+        self,
+        connection: Connection,
+        platform_id: int,
+        webhook_id: str,
+        game_id: int,
+        message: feed.FeedMessage,
+        received: int,
+    ) -> int:
+        return _inserted(
+            connection.execute(
+                insert(FeedDelivery)
+                .values(
+                    platform_id=platform_id,
+                    webhook_id=webhook_id,
+                    game_id=game_id,
+                    seq=message.seq,
+                    kind=message.type,
+                    at_ms=message.at_ms,
+                    received_ms=received,
+                    body=message.raw,
+                )
+                .returning(col(FeedDelivery.id))
+            ).scalar_one()
+        )
+
+    def _create(
+        self,
+        connection: Connection,
+        batch: Batch,
+        platform_id: int,
+        webhook_id: str,
+        message: feed.FeedMessage,
+        received: int,
+        existing: int | None,
+    ) -> DeliveryResult:
+        if existing is not None:
+            if self._is_duplicate_seq(connection, self.game(batch, existing), message):
+                return DeliveryResult("duplicate", existing, detail="game.created was already received")
+            raise ConflictError(f"game {message.game_id!r} already exists")
+        if message.seq != 1:
+            raise ConflictError("game.created must be seq 1")
+        setup = feed.parse_setup(message)
+        try:
+            settings = AdjudicationSettings(
+                time_control=setup.time_control,
+                start_at=setup.start_at_ms,
+                game=GameSettings(rule=setup.rule, opening=setup.opening),
+            )
+            state = Adjudication.new(settings)
+        except EngineError as error:
+            raise BadRequestError(f"'data': {error}") from None
+        game_id = _inserted(
+            connection.execute(
+                insert(Game)
+                .values(
+                    platform_id=platform_id,
+                    external_id=message.game_id,
+                    black_ref=setup.black_ref,
+                    white_ref=setup.white_ref,
+                    black_name=setup.black_name,
+                    white_name=setup.white_name,
+                    settings=settings_to_dict(settings),
+                    last_seq=1,
+                    applied=0,
+                    status="scheduled",
+                    next_deadline_ms=settings.start_at,
+                    created_ms=received,
+                    updated_ms=received,
+                )
+                .returning(col(Game.id))
+            ).scalar_one()
+        )
+        self._store_delivery(connection, platform_id, webhook_id, game_id, message, received)
+        self.audit(
+            connection,
+            batch,
+            received,
+            f"platform:{platform_id}",
+            "game.created",
+            f"game:{game_id}",
+            {"external_id": message.game_id, "rule": setup.rule, "opening": setup.opening},
+        )
+        refs = {setup.black_ref: Player.FIRST, setup.white_ref: Player.SECOND}
+        batch.games[game_id] = LiveGame(game_id, platform_id, message.game_id, refs, state, 1, 0, 0)
+        batch.notices.append(Notice("game", {"id": game_id, "external_id": message.game_id, "status": "scheduled"}))
+        return DeliveryResult("created", game_id)
+
+    def _apply_feed(
+        self,
+        connection: Connection,
+        batch: Batch,
+        game: LiveGame,
+        delivery_id: int,
+        message: feed.FeedMessage,
+        incidents: list[int],
+    ) -> str:
+        state = game.state
+        status = "applied"
+        if message.type == "game.ended":
+            incidents.extend(self._compare_claim(connection, batch, game, message))
+            batch.games[game.id] = replace(game, last_seq=message.seq)
+            return "recorded"
+        at = max(message.at_ms, state.now)
+        event = feed.to_engine_event(message, at, game.refs)
+        try:
+            after = state.apply(event)
+        except AdjudicationError as error:
+            summary = self._refusal_summary(game, message, error)
+            incidents.append(
+                self.incident(
+                    connection,
+                    batch,
+                    game,
+                    "platform-disagreement",
+                    summary,
+                    source="rules",
+                    article=error.article,
+                    evidence={"seq": message.seq, "type": message.type, "data": message.data},
+                    at=message.at_ms,
+                )
+            )
+            batch.games[game.id] = replace(game, last_seq=message.seq)
+            return "refused"
+        game = self._record(connection, batch, game, "feed", delivery_id, event, after)
+        game = replace(game, last_seq=message.seq)
+        batch.games[game.id] = game
+        if message.type == "move" and "clock_ms" in message.data:
+            incidents.extend(self._compare_clock(connection, batch, game, state, message))
+        return status
+
+    def _record(
+        self,
+        connection: Connection,
+        batch: Batch,
+        game: LiveGame,
+        source: str,
+        delivery_id: int | None,
+        event: adj.Event,
+        after: Adjudication,
+    ) -> LiveGame:
+        connection.execute(
+            insert(GameEvent).values(
+                game_id=game.id,
+                position=game.applied,
+                source=source,
+                delivery_id=delivery_id,
+                at_ms=event.at,
+                event=event_to_dict(event),
+            )
+        )
+        new_entries = after.log[len(game.state.log) :]
+        for entry in new_entries:
+            if entry.kind in ("verdict", "verdict-pending", "penalty", "disciplinary-loss"):
+                self.audit(
+                    connection,
+                    batch,
+                    entry.at,
+                    entry.actor or "service",
+                    f"game.{entry.kind}",
+                    f"game:{game.id}",
+                    {"text": entry.text, "article": entry.article},
+                )
+        updated = replace(game, state=after, applied=game.applied + 1)
+        batch.games[game.id] = updated
+        batch.notices.append(Notice("game", game_summary(updated)))
+        return updated
+
+    def _refusal_summary(self, game: LiveGame, message: feed.FeedMessage, error: AdjudicationError) -> str:
+        if game.state.is_over:
+            return f"the platform sent '{message.type}' (seq {message.seq}) after the service's verdict: {error.why}"
+        return f"the platform accepted '{message.type}' (seq {message.seq}) that the rules refuse: {error.why}"
+
+    def _compare_claim(
+        self, connection: Connection, batch: Batch, game: LiveGame, message: feed.FeedMessage
+    ) -> list[int]:
+        claimed = message.data.get("result")
+        outcome = game.state.outcome
+        ours = outcome.result if outcome else None
+        if outcome is not None and claimed == ours:
+            return []
+        summary = (
+            f"the platform claims {claimed or 'no result'} ({message.data.get('reason') or 'no reason'}); the service "
+            + (f"has {ours} by {outcome.termination.value} ({outcome.article})" if outcome else "has no result yet")
+        )
+        return [
+            self.incident(
+                connection,
+                batch,
+                game,
+                "result-mismatch",
+                summary,
+                source="rules",
+                article=outcome.article if outcome else None,
+                evidence={"claim": message.data, "service": ours},
+                at=message.at_ms,
+            )
+        ]
+
+    def _compare_clock(
+        self, connection: Connection, batch: Batch, game: LiveGame, before: Adjudication, message: feed.FeedMessage
+    ) -> list[int]:
+        mover = before.due_player() if not before.is_over else None
+        if mover is None:
+            return []
+        theirs = int(message.data["clock_ms"])
+        ours = game.state.clock.remaining_of(mover)
+        if abs(theirs - ours) <= self.settings.clock_tolerance_ms:
+            return []
+        summary = (
+            f"after seq {message.seq} the platform shows {theirs} ms for the {mover.value} player, the service "
+            f"{ours} ms ({theirs - ours:+d} ms)"
+        )
+        return [
+            self.incident(
+                connection,
+                batch,
+                game,
+                "clock-mismatch",
+                summary,
+                source="rules",
+                article="34.1",
+                evidence={"seq": message.seq, "platform_ms": theirs, "service_ms": ours},
+                at=message.at_ms,
+            )
+        ]
+
+    def _save_game(self, connection: Connection, batch: Batch, game: LiveGame, at: int) -> None:
+        state = game.state
+        outcome = state.outcome
+        values: dict[str, Any] = {
+            "last_seq": game.last_seq,
+            "applied": game.applied,
+            "status": "over" if outcome else ("live" if state.started else "scheduled"),
+            "winner": (outcome.winner.value if outcome.winner else None) if outcome else None,
+            "reason": outcome.termination.value if outcome else None,
+            "article": outcome.article if outcome else None,
+            "next_deadline_ms": deadline_of(state),
+            "updated_ms": at,
+        }
+        if outcome is not None or game.applied - game.snapshot_applied >= self.settings.snapshot_every:
+            values["snapshot"] = state.to_dict()
+            values["snapshot_applied"] = game.applied
+            game = replace(game, snapshot_applied=game.applied)
+            batch.games[game.id] = game
+        connection.execute(update(Game).where(col(Game.id) == game.id).values(**values))
+
+    # --- Deadlines and gaps -------------------------------------------------------------------------------------
+
+    def fire_deadlines(self, connection: Connection, batch: Batch, game_id: int, server_now: int) -> bool:
+        """Apply every deadline of a game that passed more than the grace ago; True if anything changed."""
+        game = self.game(batch, game_id)
+        changed = False
+        while True:
+            deadline = game.state.next_deadline()
+            if deadline is None or deadline[0] + self.settings.deadline_grace_ms > server_now:
+                break
+            at = max(deadline[0], game.state.now)
+            event = adj.Tick(at + (1 if deadline[1] == "arrival" else 0))
+            after = game.state.apply(event)
+            game = self._record(connection, batch, game, "deadline", None, event, after)
+            changed = True
+        if changed:
+            self._save_game(connection, batch, game, server_now)
+        return changed
+
+    def report_gap(self, connection: Connection, batch: Batch, game_id: int, server_now: int) -> bool:
+        game = self.game(batch, game_id)
+        if game.gap_since_ms is None or game.gap_reported:
+            return False
+        if server_now - game.gap_since_ms < self.settings.feed_gap_timeout_s * 1000:
+            return False
+        summary = (
+            f"feed gap: seq {game.last_seq + 1} has not arrived for "
+            f"{(server_now - game.gap_since_ms) / 1000:.0f} s; {len(game.held)} later event(s) are held"
+        )
+        self.incident(
+            connection,
+            batch,
+            game,
+            "feed-gap",
+            summary,
+            source="feed",
+            evidence={"missing_seq": game.last_seq + 1, "held": sorted(game.held)},
+            at=server_now,
+        )
+        batch.games[game.id] = replace(game, gap_reported=True)
+        return True
+
+    # --- Arbiter actions ----------------------------------------------------------------------------------------
+
+    def arbiter_event(
+        self, connection: Connection, batch: Batch, game_id: int, make: Callable[[int], adj.Event], server_now: int
+    ) -> LiveGame:
+        if game_id not in self.games and game_id not in batch.games:
+            raise NotFoundError(f"no game {game_id}")
+        game = self.game(batch, game_id)
+        at = max(server_now, game.state.now)
+        event = make(at)
+        after = game.state.apply(event)  # AdjudicationError: the caller maps it (nothing written yet)
+        game = self._record(connection, batch, game, "arbiter", None, event, after)
+        self._save_game(connection, batch, game, server_now)
+        return self.game(batch, game_id)
+
+
+def _inserted(value: int | None) -> int:
+    """The id a ``RETURNING id`` insert gave (never None once inserted)."""
+    assert value is not None
+    return value
+
+
+def deadline_of(state: Adjudication) -> int | None:
+    deadline = state.next_deadline()
+    return deadline[0] if deadline else None
+
+
+def audit_hash(previous: str, at: int, actor: str, action: str, subject: str, detail: dict[str, Any]) -> str:
+    canonical = json.dumps(
+        {"prev": previous, "at": at, "actor": actor, "action": action, "subject": subject, "detail": detail},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+# --- Read side ------------------------------------------------------------------------------------------------------
+
+
+def game_summary(game: LiveGame) -> dict[str, Any]:
+    state = game.state
+    outcome = state.outcome
+    return {
+        "id": game.id,
+        "external_id": game.external_id,
+        "status": "over" if outcome else ("live" if state.started else "scheduled"),
+        "ply": state.game.ply,
+        "result": result_json(state),
+    }
+
+
+def result_json(state: Adjudication) -> dict[str, Any] | None:
+    outcome = state.outcome
+    if outcome is None:
+        return None
+    return {
+        "winner": outcome.winner.value if outcome.winner else None,
+        "reason": outcome.termination.value,
+        "article": outcome.article,
+        "double_loss": outcome.double_loss,
+        "at": outcome.at,
+    }
+
+
+def game_view(game: LiveGame, refs_by_player: dict[Player, str], server_now: int) -> dict[str, Any]:
+    state = game.state
+    now = max(server_now, state.now) if state.running else state.now
+    position = state.game.position
+    due = state.game.due()
+    return {
+        **game_summary(game),
+        "platform_game_id": game.external_id,
+        "rule": state.game.rules.name,
+        "opening": state.game.opening.name,
+        "players": {
+            "black": refs_by_player[state.game.black_player],
+            "white": refs_by_player[state.game.black_player.other],
+        },
+        "moves": [action.token() for action in state.game.actions],
+        "position": {
+            "black": [format_point(p) for p in position.points_of(Color.BLACK)],
+            "white": [format_point(p) for p in position.points_of(Color.WHITE)],
+        },
+        "to_move": state.game.to_move.value,
+        "opening_due": None
+        if due is None
+        else {
+            "player": refs_by_player[due.actor],
+            "options": sorted(o.value for o in due.options),
+            "article": due.article,
+            "prompt": due.prompt,
+        },
+        "clocks": {
+            refs_by_player[p]: {"remaining_ms": state.remaining(p, now), "used_ms": state.clock.used_of(p)}
+            for p in (Player.FIRST, Player.SECOND)
+        },
+        "running": [refs_by_player[p] for p in sorted(state.clock.charged, key=lambda p: p.value)]
+        if state.running
+        else [],
+        "pending_verdict": None
+        if state.pending_verdict is None
+        else {
+            "winner": state.pending_verdict.winner.value if state.pending_verdict.winner else None,
+            "reason": state.pending_verdict.termination.value,
+            "article": state.pending_verdict.article,
+        },
+        "verdicts": [
+            {"at": e.at, "kind": e.kind, "text": e.text, "article": e.article, "actor": e.actor, "cause": e.cause}
+            for e in state.log
+        ],
+        "feed": {"last_seq": game.last_seq, "held": sorted(game.held)},
+        "next_deadline_ms": deadline_of(state),
+    }

@@ -1,0 +1,48 @@
+"""The service's settings: one object, built at the edge (command line or environment) and passed to the app."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from proctor.errors import ConfigurationError
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    database_url: str = "sqlite:///proctor.db"
+    """SQLite file by default; ``postgresql+psycopg://user:pass@host/db`` for PostgreSQL (same code)."""
+    host: str = "127.0.0.1"
+    port: int = 8080
+    webhook_tolerance_s: int = 300
+    """Standard Webhooks: timestamps older or newer than this are refused."""
+    max_held_events: int = 200
+    """Out-of-order events held per game while waiting for a gap to fill."""
+    feed_gap_timeout_s: float = 30.0
+    """A gap in a game's sequence still open after this long raises a "feed gap" incident."""
+    clock_tolerance_ms: int = 3000
+    """Platform clock readings further than this from the service's own raise an incident."""
+    deadline_grace_ms: int = 1500
+    """How long after a deadline (flag, reconnect, no-show) the server waits for late deliveries before ruling."""
+    snapshot_every: int = 25
+    """Store a full game snapshot every this many applied events (and at the end of the game)."""
+    sqlite_synchronous: str = "FULL"
+    """SQLite's synchronous pragma: FULL survives power loss; NORMAL survives process crashes only."""
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
+        """Defaults, then ``PROCTOR_*`` environment variables (e.g. ``PROCTOR_DATABASE_URL``), then ``overrides``."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for item in fields(cls):
+            raw = env.get(f"PROCTOR_{item.name.upper()}")
+            if raw is None:
+                continue
+            kind = type(getattr(cls(), item.name))
+            try:
+                values[item.name] = kind(raw)
+            except ValueError:
+                raise ConfigurationError(f"PROCTOR_{item.name.upper()}={raw!r} is not a {kind.__name__}") from None
+        settings = replace(cls(), **values)
+        return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
