@@ -176,7 +176,11 @@ def serve_command(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    web.run_app(create_app(settings), host=settings.host, port=settings.port, print=None)
+    # No client addresses in the access log (privacy): the request line, status, size and duration only.
+    web.run_app(
+        create_app(settings), host=settings.host, port=settings.port, print=None,
+        access_log_format='"%r" %s %b %Tfs',
+    )  # fmt: skip
     return 0
 
 

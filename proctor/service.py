@@ -756,6 +756,6 @@ def game_view(game: LiveGame, refs_by_player: dict[Player, str], server_now: int
             {"at": e.at, "kind": e.kind, "text": e.text, "article": e.article, "actor": e.actor, "cause": e.cause}
             for e in state.log
         ],
-        "feed": {"last_seq": game.last_seq, "held": sorted(game.held)},
+        "feed": {"last_seq": game.last_seq, "held": sorted(game.held), "events_applied": game.applied},
         "next_deadline_ms": deadline_of(state),
     }

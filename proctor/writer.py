@@ -85,7 +85,12 @@ class Writer:
                     self._queue.put(_STOP)
                     break
                 items.append(item)
-            self._commit(items)
+            try:
+                self._commit(items)
+            except Exception as error:  # the writer thread must outlive any failure, or every request would hang
+                log.exception("the writer failed on a batch of %d job(s)", len(items))
+                for item in items:
+                    item.loop.call_soon_threadsafe(_set_exception, item.future, error)
 
     def _commit(self, items: list[_Item]) -> None:
         batch = Batch()

@@ -124,11 +124,11 @@ async def test_out_of_order_events_are_held_until_the_gap_fills(platform: Platfo
     assert (await platform.post(b4))[0] == 202
     assert (await platform.post(b3))[0] == 202
     state = await game_state(platform, "g5")
-    assert state["feed"] == {"last_seq": 1, "held": [3, 4]}
+    assert state["feed"] == {"last_seq": 1, "held": [3, 4], "events_applied": 0}
     status, answer = await platform.post(b2)
     assert (status, answer["status"]) == (200, "applied")
     state = await game_state(platform, "g5")
-    assert state["feed"] == {"last_seq": 4, "held": []} and state["moves"] == ["h8"]
+    assert state["feed"] == {"last_seq": 4, "held": [], "events_applied": 3} and state["moves"] == ["h8"]
 
 
 async def test_a_gap_that_stays_open_raises_a_feed_gap_incident(platform: Platformer) -> None:
