@@ -175,9 +175,13 @@ class Tournament:
     scoring: Scoring = field(default_factory=Scoring)
 
     def entrant(self, start_no: int) -> Entrant:
-        return self._index()[start_no]
+        for entrant in self.entrants:
+            if entrant.start_no == start_no:
+                return entrant
+        raise StandingsError(f"no player with start number {start_no}")
 
-    def _index(self) -> dict[int, Entrant]:
+    def by_start_no(self) -> dict[int, Entrant]:
+        """Every entrant by start number (build it once when looking many up)."""
         return {entrant.start_no: entrant for entrant in self.entrants}
 
 
@@ -274,7 +278,7 @@ class _Calculator:
         self.rules = rules
         self.system = system
         self.scoring = tournament.scoring
-        self.entrants = tournament._index()
+        self.entrants = tournament.by_start_no()
         rounds = tournament.rounds
         self.rows: dict[int, list[RoundEntry]] = {
             no: [entrant.round(r) for r in range(1, rounds + 1)] for no, entrant in self.entrants.items()
@@ -331,11 +335,11 @@ class _Calculator:
         return out
 
     def buchholz(self, no: int, tiebreak: TieBreak) -> Fraction:
-        values = _cut(self.contributions(no, tiebreak.forfeits_played), tiebreak, key=lambda c: c.value)
+        values = _cut(self.contributions(no, tiebreak.forfeits_played), tiebreak, sb=False)
         return sum((c.value for c in values), Fraction(0))
 
     def sonneborn_berger(self, no: int, tiebreak: TieBreak) -> Fraction:
-        values = _cut(self.contributions(no, tiebreak.forfeits_played), tiebreak, key=lambda c: c.value * c.scored)
+        values = _cut(self.contributions(no, tiebreak.forfeits_played), tiebreak, sb=True)
         return sum((c.value * c.scored for c in values), Fraction(0))
 
     def wins(self, no: int) -> int:
@@ -400,22 +404,35 @@ class _Calculator:
         return [group], score
 
 
-def _cut(values: list[_Contribution], tiebreak: TieBreak, key: object) -> list[_Contribution]:
-    """Cut the least significant values, voluntary unplayed rounds first (16.5), then the most significant."""
-    assert callable(key)
+def _cut(values: list[_Contribution], tiebreak: TieBreak, sb: bool) -> list[_Contribution]:
+    """Cut the least significant values (C.07 14.1), then the most significant ones (median, 14.3).
+
+    The least significant value is the lowest one for BH; for SB it is the product belonging to the opponent with
+    the lowest score (14.1.1 d; the lower product on a tie).  With voluntary unplayed rounds among the values, the
+    higher of that value and the lowest VUR value is cut (16.5.1), and the rule is applied again for each further
+    cut (16.5.2).
+    """
     count = len(values)
     if tiebreak.top_cut:
         if count < 2 * tiebreak.top_cut + 1:
             return values
     elif count < 2:
         return values
+
+    def value(c: _Contribution) -> Fraction:
+        return c.value * c.scored if sb else c.value
+
     remaining = list(values)
     for _ in range(min(tiebreak.cut, len(remaining) - 1)):
+        least = min(remaining, key=(lambda c: (c.value, value(c))) if sb else value)
         voluntary = [c for c in remaining if c.voluntary]
-        pool = voluntary or remaining
-        remaining.remove(min(pool, key=key))
+        if voluntary:
+            lowest_vur = min(voluntary, key=value)
+            if value(lowest_vur) >= value(least):
+                least = lowest_vur
+        remaining.remove(least)
     for _ in range(tiebreak.top_cut):
-        remaining.remove(max(remaining, key=key))
+        remaining.remove(max(remaining, key=value))
     return remaining
 
 
@@ -498,7 +515,7 @@ def withdraw(
     more → the results stand and the remaining games are forfeits (``schedule``: round → the scheduled opponent).
     Swiss (24.4.3): the results stand and the player is not paired again (zero-point byes, C.07 16.1).
     """
-    if start_no not in tournament._index():
+    if start_no not in tournament.by_start_no():
         raise StandingsError(f"no player with start number {start_no}")
     player = tournament.entrant(start_no)
     if tournament.system is System.SWISS:

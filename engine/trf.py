@@ -10,7 +10,7 @@ zero-point bye).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from engine.standings import (
@@ -123,6 +123,17 @@ def _scoring(lines: list[str]) -> Scoring:
     )
 
 
+def _teams(lines: list[str]) -> dict[int, str]:
+    """013 records: a team name (columns 5–36) and its members' start numbers."""
+    members: dict[int, str] = {}
+    for line in lines:
+        name, numbers = line[:32].strip(), line[32:].split()
+        for number in numbers:
+            if number.isdigit():
+                members[int(number)] = name
+    return members
+
+
 def read_trf(text: str, system: System | None = None) -> TrfFile:
     """Read a TRF file; a malformed line raises :class:`TrfError` naming its line number."""
     headers: dict[str, list[str]] = {}
@@ -158,6 +169,9 @@ def read_trf(text: str, system: System | None = None) -> TrfFile:
                     f"line {number}: round {round_no}: player {entrant.start_no} has {entry.kind.value!r} against "
                     f"{entry.opponent}, whose line {lines_of[entry.opponent]} does not show the matching result"
                 )
+    teams = _teams(headers.get("013", []))
+    if teams:
+        entrants = [replace(e, team=teams.get(e.start_no, e.team)) for e in entrants]
     rounds = max(len(e.rounds) for e in entrants)
     declared = headers.get("142")
     if declared and declared[0].strip().isdigit():

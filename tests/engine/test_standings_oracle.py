@@ -1,5 +1,5 @@
 """A second opinion: PyPI ``tiebreak-core`` (FIDE C.07, 2024 and 2026 rulesets) agrees on Buchholz and
-Sonneborn-Berger over randomly generated Swiss and round-robin tournaments."""
+Sonneborn-Berger, with their cuts and medians, over randomly generated Swiss and round-robin tournaments."""
 
 from __future__ import annotations
 
@@ -107,15 +107,27 @@ def as_tiebreak_core(tournament: Tournament) -> dict[int, PlayerTiebreakData]:
     return players
 
 
-def agree(tournament: Tournament) -> None:
+#: Our descriptor → tiebreak-core's calculator of the same name.
+CALCULATORS = {
+    "BH": "buchholz",
+    "SB": "sonneborn_berger",
+    "BH/C1": "buchholz_cut1",
+    "BH/C2": "buchholz_cut2",
+    "BH/M1": "median_buchholz",
+    "BH/M2": "median_buchholz_2",
+    "SB/C1": "sonneborn_berger_cut1",
+}
+
+
+def agree(tournament: Tournament, labels: tuple[str, ...] = tuple(CALCULATORS)) -> None:
     theirs_data = as_tiebreak_core(tournament)
     for rules, module in ((Rules.FIDE_2024, fide2024), (Rules.FIDE_2026, fide2026)):
-        ours = {s.entrant.start_no: s for s in standings(tournament, "PTS,BH,SB", rules)}
+        ours = {s.entrant.start_no: s for s in standings(tournament, "PTS," + ",".join(labels), rules)}
         for no, data in theirs_data.items():
-            expected_bh = module.buchholz(data, theirs_data, tournament.rounds)
-            expected_sb = module.sonneborn_berger(data, theirs_data, tournament.rounds)
-            assert ours[no].tiebreaks["BH"] == Fraction(expected_bh).limit_denominator(1000), (rules, no)
-            assert ours[no].tiebreaks["SB"] == Fraction(expected_sb).limit_denominator(1000), (rules, no)
+            for label in labels:
+                expected = getattr(module, CALCULATORS[label])(data, theirs_data, tournament.rounds)
+                got = ours[no].tiebreaks[label]
+                assert got == Fraction(expected).limit_denominator(1000), (rules.value, label, no, got, expected)
 
 
 @settings(max_examples=150, deadline=None)
