@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
 from sqlmodel import col
 
 from engine import adjudication as adj
@@ -39,7 +39,29 @@ from proctor import feed
 from proctor.codec import event_from_dict, event_to_dict
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError
 from proctor.models import AuditEntry, FeedDelivery, Game, GameEvent, Incident, Platform, PlatformSecret
+from proctor.seen import SeenFilter
 from proctor.settings import Settings
+
+
+def _table(model: Any) -> Table:
+    table: Table = model.__table__
+    return table
+
+
+GAME_TABLE = _table(Game)
+FEED_TABLE = _table(FeedDelivery)
+#: The append-only tables whose ids the writer allocates, in the order they are written (parents first).
+ALLOCATED: dict[str, Table] = {
+    "game": GAME_TABLE,
+    "feed_delivery": FEED_TABLE,
+    "game_event": _table(GameEvent),
+    "incident": _table(Incident),
+    "audit_entry": _table(AuditEntry),
+}
+UPDATE_COLUMNS = (
+    "last_seq", "applied", "status", "winner", "reason", "article", "next_deadline_ms", "updated_ms", "snapshot",
+    "snapshot_applied",
+)  # fmt: skip
 
 
 def now_ms() -> int:
@@ -103,11 +125,33 @@ class Notice:
 
 @dataclass
 class Batch:
-    """The staged changes of one transaction."""
+    """The staged changes of one transaction: new game states, rows to insert, game rows to update, ids allocated.
+    The writer flushes the rows (one executemany per table) and commits, then makes the rest visible."""
 
     games: dict[int, LiveGame] = field(default_factory=dict)
     last_hash: str | None = None
     notices: list[Notice] = field(default_factory=list)
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    updates: dict[int, dict[str, Any]] = field(default_factory=dict)
+    next_ids: dict[str, int] = field(default_factory=dict)
+    webhooks: dict[tuple[int, str], int] = field(default_factory=dict)
+    """(platform, webhook-id) → game, for deliveries staged in this batch."""
+    bodies: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
+    """(game, seq) → body, for deliveries staged in this batch."""
+
+    def mark(self) -> tuple[Any, ...]:
+        """What a failed job must roll back to."""
+        return (dict(self.games), len(self.notices), self.last_hash, {t: len(r) for t, r in self.rows.items()},
+                {k: dict(v) for k, v in self.updates.items()}, dict(self.next_ids), dict(self.webhooks),
+                dict(self.bodies))  # fmt: skip
+
+    def restore(self, mark: tuple[Any, ...]) -> None:
+        games, notices, last_hash, lengths, updates, next_ids, webhooks, bodies = mark
+        self.games, self.last_hash, self.updates, self.next_ids = games, last_hash, updates, next_ids
+        self.webhooks, self.bodies = webhooks, bodies
+        del self.notices[notices:]
+        for table, rows in self.rows.items():
+            del rows[lengths.get(table, 0) :]
 
 
 GENESIS = "0" * 64
@@ -122,6 +166,8 @@ class Service:
         self.by_external: dict[tuple[int, str], int] = {}
         self.platforms: dict[str, tuple[int, tuple[str, ...]]] = {}
         self.last_hash = GENESIS
+        self.next_ids: dict[str, int] = {}
+        self.seen = SeenFilter()
 
     # --- Loading ------------------------------------------------------------------------------------------------
 
@@ -130,6 +176,12 @@ class Service:
         self.reload_platforms(connection)
         head = connection.execute(select(col(AuditEntry.hash)).order_by(col(AuditEntry.id).desc()).limit(1)).scalar()
         self.last_hash = head or GENESIS
+        for name, table in ALLOCATED.items():
+            self.next_ids[name] = (connection.execute(select(func.max(table.c.id))).scalar() or 0) + 1
+        received = connection.execute(select(func.count()).select_from(FEED_TABLE)).scalar_one()
+        self.seen = SeenFilter(expected=max(1_000_000, 4 * received))
+        for platform_id, webhook_id in connection.execute(select(FEED_TABLE.c.platform_id, FEED_TABLE.c.webhook_id)):
+            self.seen.add(f"{platform_id}:{webhook_id}")
         rows = connection.execute(select(Game)).all()
         for row in rows:
             game = self._load_game(connection, row._mapping)
@@ -193,6 +245,39 @@ class Service:
             self.by_external[(game.platform_id, game.external_id)] = game.id
         if batch.last_hash is not None:
             self.last_hash = batch.last_hash
+        self.next_ids.update(batch.next_ids)
+        for platform_id, webhook_id in batch.webhooks:
+            self.seen.add(f"{platform_id}:{webhook_id}")
+
+    def allocate(self, batch: Batch, table: str) -> int:
+        """The next id of an append-only table (the writer is its only writer, so ids need no round trip)."""
+        value = batch.next_ids.get(table, self.next_ids[table])
+        batch.next_ids[table] = value + 1
+        return value
+
+    def stage(self, batch: Batch, table: str, row: dict[str, Any]) -> None:
+        batch.rows.setdefault(table, []).append(row)
+
+    def flush(self, connection: Connection, batch: Batch) -> None:
+        """Write the staged rows, parents first, then the game rows' updates."""
+        for name, table in ALLOCATED.items():
+            staged = batch.rows.get(name)
+            if staged:
+                connection.execute(insert(table), staged)
+        for with_snapshot in (False, True):
+            rows = [
+                {"game_key": game_id, **values}
+                for game_id, values in batch.updates.items()
+                if ("snapshot" in values) == with_snapshot
+            ]
+            if rows:
+                columns = UPDATE_COLUMNS if with_snapshot else UPDATE_COLUMNS[:-2]
+                statement = (
+                    update(GAME_TABLE)
+                    .where(GAME_TABLE.c.id == bindparam("game_key"))
+                    .values({key: bindparam(key) for key in columns})
+                )
+                connection.execute(statement, rows)
 
     # --- Audit chain --------------------------------------------------------------------------------------------
 
@@ -209,11 +294,10 @@ class Service:
         """Append a hash-chained audit entry (no personal data: ids and references only)."""
         previous = batch.last_hash or self.last_hash
         digest = audit_hash(previous, at, actor, action, subject, detail)
-        connection.execute(
-            insert(AuditEntry).values(
-                at_ms=at, actor=actor, action=action, subject=subject, detail=detail, prev_hash=previous, hash=digest
-            )
-        )
+        self.stage(batch, "audit_entry", {
+            "id": self.allocate(batch, "audit_entry"), "at_ms": at, "actor": actor, "action": action,
+            "subject": subject, "detail": detail, "prev_hash": previous, "hash": digest,
+        })  # fmt: skip
         batch.last_hash = digest
 
     # --- Incidents ----------------------------------------------------------------------------------------------
@@ -233,20 +317,12 @@ class Service:
         at: int | None = None,
     ) -> int:
         at = at if at is not None else now_ms()
-        incident_id: int | None = connection.execute(
-            insert(Incident)
-            .values(
-                game_id=game.id if game else None,
-                player_ref=player_ref,
-                kind=kind,
-                source=source,
-                article=article,
-                summary=summary,
-                evidence=evidence or {},
-                created_ms=at,
-            )
-            .returning(col(Incident.id))
-        ).scalar_one()
+        incident_id = self.allocate(batch, "incident")
+        self.stage(batch, "incident", {
+            "id": incident_id, "game_id": game.id if game else None, "player_ref": player_ref, "kind": kind,
+            "source": source, "article": article, "confidence": None, "summary": summary, "evidence": evidence or {},
+            "created_ms": at,
+        })  # fmt: skip
         self.audit(
             connection,
             batch,
@@ -268,7 +344,6 @@ class Service:
                 },
             )
         )
-        assert incident_id is not None
         return incident_id
 
     # --- Deliveries ---------------------------------------------------------------------------------------------
@@ -279,10 +354,16 @@ class Service:
         except KeyError:
             raise NotFoundError(f"unknown platform {name!r}: register it with 'proctor platform add {name}'") from None
 
-    def check_duplicate(self, connection: Connection, platform_id: int, webhook_id: str) -> int | None:
+    def check_duplicate(self, connection: Connection, batch: Batch, platform_id: int, webhook_id: str) -> int | None:
+        """The game a delivery with this webhook-id went to, if it was received before (staged or stored)."""
+        staged = batch.webhooks.get((platform_id, webhook_id))
+        if staged is not None:
+            return staged
+        if not self.seen.might_contain(f"{platform_id}:{webhook_id}"):
+            return None
         row = connection.execute(
-            select(col(FeedDelivery.game_id)).where(
-                col(FeedDelivery.platform_id) == platform_id, col(FeedDelivery.webhook_id) == webhook_id
+            select(FEED_TABLE.c.game_id).where(
+                FEED_TABLE.c.platform_id == platform_id, FEED_TABLE.c.webhook_id == webhook_id
             )
         ).first()
         return None if row is None else int(row[0])
@@ -297,7 +378,7 @@ class Service:
         received: int,
     ) -> DeliveryResult:
         """Store and apply one verified delivery.  Checks first (raising changes nothing), then writes."""
-        known = self.check_duplicate(connection, platform_id, webhook_id)
+        known = self.check_duplicate(connection, batch, platform_id, webhook_id)
         if known is not None:
             return DeliveryResult("duplicate", known, detail="this webhook-id was already received")
         game_id = self.by_external.get((platform_id, message.game_id))
@@ -307,9 +388,9 @@ class Service:
             raise NotFoundError(f"unknown game {message.game_id!r}: its game.created has not been received")
         game = self.game(batch, game_id)
         feed.check_engine_data(message, game.refs)
-        if self._is_duplicate_seq(connection, game, message):
+        if self._is_duplicate_seq(connection, batch, game, message):
             return DeliveryResult("duplicate", game.id, detail=f"seq {message.seq} was already received")
-        delivery_id = self._store_delivery(connection, platform_id, webhook_id, game.id, message, received)
+        delivery_id = self._store_delivery(batch, platform_id, webhook_id, game.id, message, received)
         self.audit(
             connection,
             batch,
@@ -339,15 +420,18 @@ class Service:
         self._save_game(connection, batch, self.game(batch, game_id), received)
         return DeliveryResult(status, game_id, tuple(incidents))
 
-    def _is_duplicate_seq(self, connection: Connection, game: LiveGame, message: feed.FeedMessage) -> bool:
+    def _is_duplicate_seq(
+        self, connection: Connection, batch: Batch, game: LiveGame, message: feed.FeedMessage
+    ) -> bool:
         """True for the same seq with the same body again; a conflict for the same seq with another body."""
         if message.seq <= game.last_seq or message.seq in game.held:
-            row = connection.execute(
-                select(col(FeedDelivery.body)).where(
-                    col(FeedDelivery.game_id) == game.id, col(FeedDelivery.seq) == message.seq
-                )
-            ).first()
-            if row is not None and row[0] == message.raw:
+            body = batch.bodies.get((game.id, message.seq))
+            if body is None:
+                row = connection.execute(
+                    select(FEED_TABLE.c.body).where(FEED_TABLE.c.game_id == game.id, FEED_TABLE.c.seq == message.seq)
+                ).first()
+                body = None if row is None else row[0]
+            if body == message.raw:
                 return True
             raise ConflictError(f"seq {message.seq} of game {message.game_id!r} was already received with another body")
         if message.seq != game.last_seq + 1 and len(game.held) >= self.settings.max_held_events:
@@ -358,29 +442,22 @@ class Service:
 
     def _store_delivery(
         self,
-        connection: Connection,
+        batch: Batch,
         platform_id: int,
         webhook_id: str,
         game_id: int,
         message: feed.FeedMessage,
         received: int,
     ) -> int:
-        return _inserted(
-            connection.execute(
-                insert(FeedDelivery)
-                .values(
-                    platform_id=platform_id,
-                    webhook_id=webhook_id,
-                    game_id=game_id,
-                    seq=message.seq,
-                    kind=message.type,
-                    at_ms=message.at_ms,
-                    received_ms=received,
-                    body=message.raw,
-                )
-                .returning(col(FeedDelivery.id))
-            ).scalar_one()
-        )
+        delivery_id = self.allocate(batch, "feed_delivery")
+        self.stage(batch, "feed_delivery", {
+            "id": delivery_id, "platform_id": platform_id, "webhook_id": webhook_id, "game_id": game_id,
+            "seq": message.seq, "kind": message.type, "at_ms": message.at_ms, "received_ms": received,
+            "body": message.raw,
+        })  # fmt: skip
+        batch.webhooks[(platform_id, webhook_id)] = game_id
+        batch.bodies[(game_id, message.seq)] = message.raw
+        return delivery_id
 
     def _create(
         self,
@@ -393,7 +470,7 @@ class Service:
         existing: int | None,
     ) -> DeliveryResult:
         if existing is not None:
-            if self._is_duplicate_seq(connection, self.game(batch, existing), message):
+            if self._is_duplicate_seq(connection, batch, self.game(batch, existing), message):
                 return DeliveryResult("duplicate", existing, detail="game.created was already received")
             raise ConflictError(f"game {message.game_id!r} already exists")
         if message.seq != 1:
@@ -408,28 +485,16 @@ class Service:
             state = Adjudication.new(settings)
         except EngineError as error:
             raise BadRequestError(f"'data': {error}") from None
-        game_id = _inserted(
-            connection.execute(
-                insert(Game)
-                .values(
-                    platform_id=platform_id,
-                    external_id=message.game_id,
-                    black_ref=setup.black_ref,
-                    white_ref=setup.white_ref,
-                    black_name=setup.black_name,
-                    white_name=setup.white_name,
-                    settings=settings_to_dict(settings),
-                    last_seq=1,
-                    applied=0,
-                    status="scheduled",
-                    next_deadline_ms=settings.start_at,
-                    created_ms=received,
-                    updated_ms=received,
-                )
-                .returning(col(Game.id))
-            ).scalar_one()
-        )
-        self._store_delivery(connection, platform_id, webhook_id, game_id, message, received)
+        game_id = self.allocate(batch, "game")
+        self.stage(batch, "game", {
+            "id": game_id, "platform_id": platform_id, "external_id": message.game_id, "pairing_id": None,
+            "black_ref": setup.black_ref, "white_ref": setup.white_ref, "black_name": setup.black_name,
+            "white_name": setup.white_name, "settings": settings_to_dict(settings), "last_seq": 1, "applied": 0,
+            "status": "scheduled", "winner": None, "reason": None, "article": None, "snapshot": None,
+            "snapshot_applied": 0, "next_deadline_ms": settings.start_at, "created_ms": received,
+            "updated_ms": received,
+        })  # fmt: skip
+        self._store_delivery(batch, platform_id, webhook_id, game_id, message, received)
         self.audit(
             connection,
             batch,
@@ -497,16 +562,10 @@ class Service:
         event: adj.Event,
         after: Adjudication,
     ) -> LiveGame:
-        connection.execute(
-            insert(GameEvent).values(
-                game_id=game.id,
-                position=game.applied,
-                source=source,
-                delivery_id=delivery_id,
-                at_ms=event.at,
-                event=event_to_dict(event),
-            )
-        )
+        self.stage(batch, "game_event", {
+            "id": self.allocate(batch, "game_event"), "game_id": game.id, "position": game.applied, "source": source,
+            "delivery_id": delivery_id, "at_ms": event.at, "event": event_to_dict(event),
+        })  # fmt: skip
         new_entries = after.log[len(game.state.log) :]
         for entry in new_entries:
             if entry.kind in ("verdict", "verdict-pending", "penalty", "disciplinary-loss"):
@@ -601,7 +660,10 @@ class Service:
             values["snapshot_applied"] = game.applied
             game = replace(game, snapshot_applied=game.applied)
             batch.games[game.id] = game
-        connection.execute(update(Game).where(col(Game.id) == game.id).values(**values))
+        staged = batch.updates.get(game.id)
+        if staged is not None and "snapshot" in staged and "snapshot" not in values:
+            values["snapshot"], values["snapshot_applied"] = staged["snapshot"], staged["snapshot_applied"]
+        batch.updates[game.id] = values
 
     # --- Deadlines and gaps -------------------------------------------------------------------------------------
 
@@ -659,12 +721,6 @@ class Service:
         game = self._record(connection, batch, game, "arbiter", None, event, after)
         self._save_game(connection, batch, game, server_now)
         return self.game(batch, game_id)
-
-
-def _inserted(value: int | None) -> int:
-    """The id a ``RETURNING id`` insert gave (never None once inserted)."""
-    assert value is not None
-    return value
 
 
 def deadline_of(state: Adjudication) -> int | None:

@@ -66,6 +66,7 @@ class Writer:
         with self.engine.begin() as connection:
             batch = Batch()
             result = job(connection, batch)
+            self.service.flush(connection, batch)
         self.service.commit(batch)
         self.publish(batch.notices)
         return result
@@ -89,8 +90,7 @@ class Writer:
                 self._commit(items)
             except Exception as error:  # the writer thread must outlive any failure, or every request would hang
                 log.exception("the writer failed on a batch of %d job(s)", len(items))
-                for item in items:
-                    item.loop.call_soon_threadsafe(_set_exception, item.future, error)
+                _resolve([(item, False, error) for item in items])
 
     def _commit(self, items: list[_Item]) -> None:
         batch = Batch()
@@ -99,10 +99,10 @@ class Writer:
             with self.engine.begin() as connection:
                 for item in items:
                     outcomes.append((item, *_run_job(item.job, connection, batch)))
+                self.service.flush(connection, batch)
         except Exception as error:  # the transaction failed: nothing is stored, nothing is visible
             log.exception("a batch of %d job(s) failed to commit", len(items))
-            for item in items:
-                item.loop.call_soon_threadsafe(_set_exception, item.future, error)
+            _resolve([(item, False, error) for item in items])
             return
         self.service.commit(batch)
         self.batches += 1
@@ -111,27 +111,35 @@ class Writer:
             self.publish(batch.notices)
         except Exception:  # the stream must never undo a commit
             log.exception("publishing %d notice(s) failed", len(batch.notices))
-        for item, ok, value in outcomes:
-            if ok:
-                item.loop.call_soon_threadsafe(_set_result, item.future, value)
-            else:
-                item.loop.call_soon_threadsafe(_set_exception, item.future, value)
+        _resolve(outcomes)
 
 
 def _run_job(job: Job, connection: Connection, batch: Batch) -> tuple[bool, Any]:
-    """One job inside a savepoint: a refused job (a service error, or the engine's refusal, a ValueError) leaves
-    neither rows nor staged state behind; the others in the batch go on."""
-    staged = (dict(batch.games), len(batch.notices), batch.last_hash)
-    savepoint = connection.begin_nested()
+    """One job: it may read, and it stages its writes in the batch (it never writes itself), so a refused job (a
+    service error, or the engine's refusal, a ValueError) is undone by restoring the batch; the others go on."""
+    mark = batch.mark()
     try:
-        result = job(connection, batch)
+        return True, job(connection, batch)
     except (ServiceError, ValueError) as error:
-        savepoint.rollback()
-        batch.games, batch.last_hash = staged[0], staged[2]
-        del batch.notices[staged[1] :]
+        batch.restore(mark)
         return False, error
-    savepoint.commit()
-    return True, result
+
+
+def _resolve(outcomes: list[tuple[_Item, bool, Any]]) -> None:
+    """Hand the results back to their event loops: one wake-up per loop and batch, not one per job."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
+    for item, ok, value in outcomes:
+        by_loop.setdefault(item.loop, []).append((item.future, ok, value))
+    for loop, results in by_loop.items():
+        loop.call_soon_threadsafe(_settle, results)
+
+
+def _settle(results: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+    for future, ok, value in results:
+        if ok:
+            _set_result(future, value)
+        else:
+            _set_exception(future, value)
 
 
 def _set_result(future: asyncio.Future[Any], value: Any) -> None:
