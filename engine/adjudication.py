@@ -25,12 +25,16 @@ from engine.forbidden import FiveEye
 from engine.game import AdjudicationMode, Game, GameSettings, Outcome, Termination
 from engine.liveness import Gap, Source, Timeline
 from engine.openings import Player
-from engine.penalties import Ladder, Penalty, PenaltyBook, PenaltyKind, PenaltyPolicy, Role
+from engine.penalties import AuthorityError, Ladder, Penalty, PenaltyBook, PenaltyKind, PenaltyPolicy, Role
 from engine.values import evolve
 
 
 class AdjudicationError(IllegalActionError):
     """An event the rules or the game's state do not allow; nothing is changed."""
+
+
+class AuthorityRefusedError(AdjudicationError):
+    """An arbiter action or penalty beyond the requester's role (16)."""
 
 
 # --- Settings --------------------------------------------------------------------------------------------------------
@@ -392,7 +396,9 @@ class Adjudication:
             roles, article = _ACTION_ROLES.get(type(event), (_ARBITERS | {Role.COMMITTEE}, "16"))
             if event.role not in roles:
                 who = ", ".join(sorted(role.value for role in roles))
-                raise AdjudicationError(f"{type(event).__name__} is for the {who}, not the {event.role.value}", article)
+                raise AuthorityRefusedError(
+                    f"{type(event).__name__} is for the {who}, not the {event.role.value}", article
+                )
         handler = _HANDLERS[type(event)]
         result: Adjudication = handler(state, event)
         return result if result.now == event.at else evolve(result, now=event.at)
@@ -869,9 +875,11 @@ def _on_penalty(state: Adjudication, event: PenaltyImposed) -> Adjudication:
             evidence=event.evidence,
             kind=PenaltyKind.DISQUALIFICATION if event.disqualify else None,
         )
+    except AuthorityError as error:
+        raise AuthorityRefusedError(error.why, error.article) from None
     except EngineError as error:
-        raise AdjudicationError(str(error) if not isinstance(error, IllegalActionError) else error.why,
-                                getattr(error, "article", None)) from None  # fmt: skip
+        why = error.why if isinstance(error, IllegalActionError) else str(error)
+        raise AdjudicationError(why, getattr(error, "article", None)) from None
     penalty = decision.penalty
     state = evolve(state, penalties=book)
     evidence = ", ".join(event.evidence)

@@ -10,12 +10,13 @@ from aiohttp import web
 from sqlalchemy import select
 from sqlmodel import col
 
-from engine.errors import EngineError
+from engine.adjudication import AuthorityRefusedError
+from engine.errors import EngineError, IllegalActionError
 from engine.openings import Player
 from proctor import errors, feed, signatures
 from proctor.context import CONTEXT, Context
 from proctor.models import Game, Incident, IncidentAction, Platform
-from proctor.service import DeliveryResult, game_view, now_ms
+from proctor.service import DeliveryResult, Identity, find_arbiter, game_action_event, game_view, now_ms
 
 STATUS: Final[dict[type[errors.ServiceError], int]] = {
     errors.BadRequestError: 400,
@@ -45,6 +46,10 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
     except errors.ServiceError as error:
         status = next((code for kind, code in STATUS.items() if isinstance(error, kind)), 400)
         return web.json_response(error_body(error.code, error.message, **error.detail), status=status)
+    except AuthorityRefusedError as error:
+        return web.json_response(error_body("authority", error.why, article=error.article), status=403)
+    except IllegalActionError as error:
+        return web.json_response(error_body("refused", error.why, article=error.article), status=409)
     except EngineError as error:
         return web.json_response(error_body("refused", str(error)), status=409)
     except web.HTTPException as error:
@@ -68,6 +73,108 @@ async def post_webhook(request: web.Request) -> web.Response:
         lambda connection, batch: context.service.deliver(connection, batch, platform_id, webhook_id, message, received)
     )
     return web.json_response(result.to_json(), status=202 if result.status == "held" else 200)
+
+
+# --- Arbiters ------------------------------------------------------------------------------------------------------
+
+
+def arbiter(request: web.Request) -> Identity:
+    """The arbiter a request's bearer token belongs to; 401 otherwise."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise errors.UnauthorizedError("an arbiter's token is needed: 'Authorization: Bearer TOKEN'")
+    context = _context(request)
+    with context.engine.connect() as connection:
+        who = find_arbiter(connection, token.strip())
+    if who is None:
+        raise errors.UnauthorizedError("unknown token")
+    return who
+
+
+def _path_id(request: web.Request, name: str) -> int:
+    raw = request.match_info[name]
+    if not raw.isdigit():
+        raise errors.NotFoundError(f"no {name} {raw!r}")
+    return int(raw)
+
+
+async def _json_object(request: web.Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise errors.BadRequestError("the body must be JSON") from None
+    if not isinstance(body, dict):
+        raise errors.BadRequestError("the body must be a JSON object")
+    return body
+
+
+def _text(body: dict[str, Any], name: str, required: bool = False) -> str:
+    value = body.get(name, "")
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise errors.BadRequestError(f"'{name}' must be {'a non-empty' if required else 'a'} string")
+    return value
+
+
+async def post_game_action(request: web.Request) -> web.Response:
+    """An arbiter's action on a game (pause, adjust time, suspend, penalty…), recorded with who and why."""
+    who = arbiter(request)
+    context = _context(request)
+    game_id = _path_id(request, "game")
+    body = await _json_object(request)
+    action, reason = _text(body, "action", required=True), _text(body, "reason")
+    game = context.service.games.get(game_id)
+    if game is None:
+        raise errors.NotFoundError(f"no game {game_id}")
+    make = game_action_event(action, body, who, reason, game.refs)
+    updated = await context.writer.submit(
+        lambda connection, batch: context.service.arbiter_event(connection, batch, game_id, make, now_ms())
+    )
+    return web.json_response(game_view(updated, _refs(updated.refs), now_ms()))
+
+
+async def post_incident(request: web.Request) -> web.Response:
+    """An incident raised by an arbiter (detectors raise theirs inside the service)."""
+    who = arbiter(request)
+    context = _context(request)
+    body = await _json_object(request)
+    game = body.get("game")
+    if game is not None and (isinstance(game, bool) or not isinstance(game, int)):
+        raise errors.BadRequestError("'game' must be the service's game id")
+    kind, summary = _text(body, "kind", required=True), _text(body, "summary", required=True)
+    article = body.get("article")
+    if article is not None and not isinstance(article, str):
+        raise errors.BadRequestError("'article' must be a string such as '36.2'")
+    player = body.get("player")
+    if player is not None and not isinstance(player, str):
+        raise errors.BadRequestError("'player' must be a player id")
+    incident_id = await context.writer.submit(
+        lambda connection, batch: context.service.raise_incident(
+            connection, batch, game, kind, summary, source=f"arbiter:{who.name}", article=article, player_ref=player,
+            evidence={"reported_by": who.label}, at=now_ms(),
+        )
+    )  # fmt: skip
+    return web.json_response({"id": incident_id}, status=201)
+
+
+async def post_incident_action(request: web.Request) -> web.Response:
+    """Confirm, dismiss or annotate an incident, or give the penalty its offence calls for (16–18)."""
+    who = arbiter(request)
+    context = _context(request)
+    incident_id = _path_id(request, "incident")
+    body = await _json_object(request)
+    action, note = _text(body, "action", required=True), _text(body, "note")
+    offence = body.get("offence")
+    player = body.get("player")
+    if action == "penalty" and (not isinstance(offence, str) or not offence):
+        raise errors.BadRequestError("a penalty needs 'offence': the article of the offence, e.g. '36.2'")
+    result = await context.writer.submit(
+        lambda connection, batch: context.service.act_on_incident(
+            connection, batch, incident_id, who, action, note, offence if isinstance(offence, str) else None,
+            player if isinstance(player, str) else None, now_ms(),
+        )
+    )  # fmt: skip
+    return web.json_response(result, status=201)
 
 
 # --- Read side -----------------------------------------------------------------------------------------------------
@@ -252,6 +359,25 @@ ROUTES: Final = (
         "GET", "/api/v1/incidents", list_incidents, "Incidents with their arbiter actions, filtered by game and kind",
         {"200": "the incidents", "400": "bad filter"},
         (("game", "query", "the service's game id"), ("kind", "query", "e.g. feed-gap, result-mismatch")),
+    ),
+    Route(
+        "POST", "/api/v1/games/{game}/actions", post_game_action,
+        "An arbiter's action on a game: pause, resume, adjust, split, suspend, resume-game, confirm-verdict, overrule, "
+        "confirm-result, declare-result, penalty (bearer token; each names who and why)",
+        {"200": "the game after the action", "400": "malformed action", "401": "no or unknown token",
+         "403": "beyond the arbiter's authority (16)", "404": "unknown game", "409": "the rules refuse it now"},
+        (("game", "path", "the service's game id"),),
+    ),
+    Route(
+        "POST", "/api/v1/incidents", post_incident, "Raise an incident (bearer token)",
+        {"201": "the incident's id", "400": "malformed", "401": "no or unknown token", "404": "unknown game"},
+    ),
+    Route(
+        "POST", "/api/v1/incidents/{incident}/actions", post_incident_action,
+        "Confirm, dismiss or note an incident, or give the penalty its offence calls for (bearer token)",
+        {"201": "the action and any verdict", "400": "malformed", "401": "no or unknown token",
+         "403": "beyond the arbiter's authority (16)", "404": "unknown incident", "409": "the rules refuse it"},
+        (("incident", "path", "the incident's id"),),
     ),
     Route("GET", "/api/v1/stream", stream, "Server-sent events of every committed change", {"200": "an event stream"}),
     Route("GET", "/api/openapi.json", None, "This document", {"200": "the OpenAPI document"}),

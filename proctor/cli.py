@@ -214,6 +214,26 @@ def platform_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def arbiter_command(args: argparse.Namespace) -> int:
+    import secrets
+
+    from sqlalchemy import delete, insert
+
+    from proctor.database import create_database_engine, migrate
+    from proctor.models import Arbiter
+    from proctor.service import token_hash
+
+    engine = create_database_engine(_settings(args))
+    migrate(engine)
+    token = secrets.token_urlsafe(24)
+    with engine.begin() as connection:
+        connection.execute(delete(Arbiter).where(Arbiter.name == args.name))
+        connection.execute(insert(Arbiter).values(name=args.name, role=args.role, token_hash=token_hash(token)))
+    engine.dispose()
+    print(token)
+    return 0
+
+
 def audit_command(args: argparse.Namespace) -> int:
     from proctor.audit import verify_audit
     from proctor.database import create_database_engine, migrate
@@ -257,6 +277,12 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("name")
     add.add_argument("--secret", help="a whsec_ secret to use instead of a new random one")
     add.add_argument("--db")
+    arbiter = commands.add_parser("arbiter", help="manage arbiters and their roles (16)")
+    arbiter_commands = arbiter.add_subparsers(dest="arbiter_command", required=True)
+    add_arbiter = arbiter_commands.add_parser("add", help="add an arbiter (or give a new token) and print the token")
+    add_arbiter.add_argument("name")
+    add_arbiter.add_argument("--role", required=True, choices=["arbiter", "deputy-chief", "chief", "committee"])
+    add_arbiter.add_argument("--db")
     audit = commands.add_parser("audit", help="the audit log")
     audit_commands = audit.add_subparsers(dest="audit_command", required=True)
     check = audit_commands.add_parser("verify", help="check the hash chain: any edited or deleted entry is found")
@@ -268,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         commands = {"standings": standings_command, "serve": serve_command, "platform": platform_command,
+            "arbiter": arbiter_command,
                     "audit": audit_command}  # fmt: skip
         if args.command in commands:
             return commands[args.command](args)

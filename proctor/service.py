@@ -23,6 +23,7 @@ from sqlalchemy import Connection, Table, bindparam, func, insert, select, updat
 from sqlmodel import col
 
 from engine import adjudication as adj
+from engine.actions import parse_action
 from engine.adjudication import (
     Adjudication,
     AdjudicationError,
@@ -35,10 +36,21 @@ from engine.board import Color, format_point
 from engine.errors import EngineError
 from engine.game import GameSettings
 from engine.openings import Player
+from engine.penalties import Role
 from proctor import feed
 from proctor.codec import event_from_dict, event_to_dict
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError
-from proctor.models import AuditEntry, FeedDelivery, Game, GameEvent, Incident, Platform, PlatformSecret
+from proctor.models import (
+    Arbiter,
+    AuditEntry,
+    FeedDelivery,
+    Game,
+    GameEvent,
+    Incident,
+    IncidentAction,
+    Platform,
+    PlatformSecret,
+)
 from proctor.seen import SeenFilter
 from proctor.settings import Settings
 
@@ -56,6 +68,7 @@ ALLOCATED: dict[str, Table] = {
     "feed_delivery": FEED_TABLE,
     "game_event": _table(GameEvent),
     "incident": _table(Incident),
+    "incident_action": _table(IncidentAction),
     "audit_entry": _table(AuditEntry),
 }
 UPDATE_COLUMNS = (
@@ -712,15 +725,162 @@ class Service:
     def arbiter_event(
         self, connection: Connection, batch: Batch, game_id: int, make: Callable[[int], adj.Event], server_now: int
     ) -> LiveGame:
+        """Apply an arbiter's action to a game at the server's time (AdjudicationError: nothing is staged)."""
         if game_id not in self.games and game_id not in batch.games:
             raise NotFoundError(f"no game {game_id}")
         game = self.game(batch, game_id)
         at = max(server_now, game.state.now)
         event = make(at)
-        after = game.state.apply(event)  # AdjudicationError: the caller maps it (nothing written yet)
+        after = game.state.apply(event)
         game = self._record(connection, batch, game, "arbiter", None, event, after)
         self._save_game(connection, batch, game, server_now)
         return self.game(batch, game_id)
+
+    def raise_incident(
+        self, connection: Connection, batch: Batch, game_id: int | None, kind: str, summary: str, *, source: str,
+        article: str | None = None, evidence: dict[str, Any] | None = None, player_ref: str | None = None,
+        at: int | None = None, confidence: float | None = None,
+    ) -> int:  # fmt: skip
+        game = None
+        if game_id is not None:
+            if game_id not in self.games and game_id not in batch.games:
+                raise NotFoundError(f"no game {game_id}")
+            game = self.game(batch, game_id)
+            if player_ref is not None and player_ref not in game.refs:
+                raise BadRequestError(f"'player' must be one of this game's player ids: {', '.join(sorted(game.refs))}")
+        incident_id = self.incident(connection, batch, game, kind, summary, source=source, article=article,
+                                    evidence=evidence, player_ref=player_ref, at=at)  # fmt: skip
+        if confidence is not None:
+            batch.rows["incident"][-1]["confidence"] = confidence
+        return incident_id
+
+    def act_on_incident(
+        self, connection: Connection, batch: Batch, incident_id: int, who: Identity, action: str, note: str,
+        offence: str | None, player_ref: str | None, server_now: int,
+    ) -> dict[str, Any]:  # fmt: skip
+        """An arbiter's action on an incident: confirm, dismiss, note, or a penalty applied to its game."""
+        row = connection.execute(select(_table(Incident)).where(_table(Incident).c.id == incident_id)).first()
+        if row is None:
+            raise NotFoundError(f"no incident {incident_id}")
+        if action not in ("confirm", "dismiss", "note", "penalty"):
+            raise BadRequestError("'action' must be confirm, dismiss, note or penalty")
+        verdict: dict[str, Any] | None = None
+        if action == "penalty":
+            if row.game_id is None:
+                raise BadRequestError("this incident is not about a game: no penalty can follow from it")
+            target = player_ref or row.player_ref
+            game = self.game(batch, row.game_id)
+            evidence = [f"incident:{incident_id}", *(row.evidence or {}).get("media", [])]
+            make = game_action_event(
+                "penalty", {"player": target, "offence": offence, "evidence": evidence}, who, note, game.refs
+            )
+            before = len(game.state.penalties.penalties)
+            updated = self.arbiter_event(connection, batch, row.game_id, make, server_now)
+            penalty = updated.state.penalties.penalties[before]
+            verdict = {
+                "penalty": penalty.kind.value, "offence": penalty.offence, "articles": penalty.articles,
+                "reason": penalty.reason, "player": target,
+                "game_result": result_json(updated.state),
+            }  # fmt: skip
+        self.stage(batch, "incident_action", {
+            "id": self.allocate(batch, "incident_action"), "incident_id": incident_id, "arbiter": who.name,
+            "role": who.role.value, "action": action, "note": note, "verdict": verdict, "created_ms": server_now,
+        })  # fmt: skip
+        self.audit(connection, batch, server_now, who.label, f"incident.{action}", f"incident:{incident_id}",
+                   {"verdict": verdict})  # fmt: skip
+        batch.notices.append(Notice("incident-action", {"incident": incident_id, "action": action, "verdict": verdict}))
+        return {"incident": incident_id, "action": action, "verdict": verdict}
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """An authenticated arbiter."""
+
+    name: str
+    role: Role
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.role.value})"
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def find_arbiter(connection: Connection, token: str) -> Identity | None:
+    row = connection.execute(
+        select(col(Arbiter.name), col(Arbiter.role)).where(col(Arbiter.token_hash) == token_hash(token))
+    ).first()
+    return None if row is None else Identity(row.name, Role(row.role))
+
+
+GAME_ACTIONS = (
+    "pause", "resume", "adjust", "split", "suspend", "resume-game", "confirm-verdict", "overrule",
+    "confirm-result", "declare-result", "penalty",
+)  # fmt: skip
+
+
+def game_action_event(
+    action: str, params: dict[str, Any], who: Identity, reason: str, refs: dict[str, Player]
+) -> Callable[[int], adj.Event]:
+    """The engine event an arbiter's action on a game stands for; :class:`BadRequestError` if malformed."""
+    arbiter, role = who.name, who.role
+
+    def player(name: str = "player") -> Player:
+        ref = params.get(name)
+        if not isinstance(ref, str) or ref not in refs:
+            raise BadRequestError(f"'{name}' must be one of this game's player ids: {', '.join(sorted(refs))}")
+        return refs[ref]
+
+    def number(name: str) -> int:
+        value = params.get(name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise BadRequestError(f"'{name}' must be a whole number of milliseconds")
+        return value
+
+    if action == "pause":
+        return lambda at: adj.ClockPaused(at, arbiter, role, reason)
+    if action == "resume":
+        return lambda at: adj.ClockResumed(at, arbiter, role, reason)
+    if action == "adjust":
+        target, delta = player(), number("delta_ms")
+        return lambda at: adj.TimeAdjusted(at, arbiter, role, reason, player=target, delta_ms=delta)
+    if action == "split":
+        return lambda at: adj.SharedTimeSplit(at, arbiter, role, reason)
+    if action == "suspend":
+        sealed_text = params.get("sealed_move")
+        try:
+            sealed = parse_action(sealed_text) if isinstance(sealed_text, str) else None
+        except EngineError as error:
+            raise BadRequestError(f"'sealed_move': {error}") from None
+        round_wide = bool(params.get("round_wide", False))
+        return lambda at: adj.GameSuspended(at, arbiter, role, reason, sealed_move=sealed, round_wide=round_wide)
+    if action == "resume-game":
+        return lambda at: adj.GameResumed(at, arbiter, role, reason)
+    if action == "confirm-verdict":
+        return lambda at: adj.VerdictConfirmed(at, arbiter, role, reason)
+    if action == "overrule":
+        add = number("add_ms") if "add_ms" in params else 0
+        return lambda at: adj.VerdictOverruled(at, arbiter, role, reason, add_ms=add)
+    if action == "confirm-result":
+        return lambda at: adj.ResultConfirmed(at, arbiter, role, reason)
+    if action == "declare-result":
+        winner = None if params.get("winner") is None else player("winner")
+        return lambda at: adj.ResultDeclared(at, arbiter, role, reason, winner=winner)
+    if action == "penalty":
+        target = player()
+        offence = params.get("offence")
+        if not isinstance(offence, str) or not offence:
+            raise BadRequestError("'offence' must be the article of the offence, e.g. '17.4' or '36.2'")
+        evidence = params.get("evidence", [])
+        if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+            raise BadRequestError("'evidence' must be a list of references (incident ids, media)")
+        disqualify = bool(params.get("disqualify", False))
+        return lambda at: adj.PenaltyImposed(
+            at, arbiter, role, reason, player=target, offence=offence, evidence=tuple(evidence), disqualify=disqualify
+        )
+    raise BadRequestError(f"unknown action {action!r}: expected one of {', '.join(GAME_ACTIONS)}")
 
 
 def deadline_of(state: Adjudication) -> int | None:
