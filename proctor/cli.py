@@ -234,6 +234,33 @@ def arbiter_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def event_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from proctor.database import create_database_engine, migrate
+    from proctor.events import export_event, load_event_file
+    from proctor.service import now_ms
+
+    engine = create_database_engine(_settings(args))
+    migrate(engine)
+    try:
+        if args.event_command == "load":
+            with engine.begin() as connection:
+                spec = load_event_file(connection, Path(args.file), now_ms(), replace=args.replace)
+            players = sum(len(s.players) for s in spec.sections)
+            pairings = sum(len(s.pairings) for s in spec.sections)
+            print(f"loaded {spec.slug}: {len(spec.sections)} section(s), {players} player(s), {pairings} pairing(s)")
+        else:
+            with engine.connect() as connection:
+                print(export_event(connection, args.slug), end="")
+    except ServiceError as error:
+        print(f"proctor event {args.event_command}: {error.message}", file=sys.stderr)
+        return 1
+    finally:
+        engine.dispose()
+    return 0
+
+
 def audit_command(args: argparse.Namespace) -> int:
     from proctor.audit import verify_audit
     from proctor.database import create_database_engine, migrate
@@ -283,6 +310,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_arbiter.add_argument("name")
     add_arbiter.add_argument("--role", required=True, choices=["arbiter", "deputy-chief", "chief", "committee"])
     add_arbiter.add_argument("--db")
+    event = commands.add_parser("event", help="events (tournaments) from their TOML file")
+    event_commands = event.add_subparsers(dest="event_command", required=True)
+    load = event_commands.add_parser("load", help="set an event up from its file (docs/events.md)")
+    load.add_argument("file")
+    load.add_argument("--replace", action="store_true", help="load again over an event with the same slug")
+    load.add_argument("--db")
+    export = event_commands.add_parser("export", help="write an event back as TOML, with its pairings and results")
+    export.add_argument("slug")
+    export.add_argument("--db")
     audit = commands.add_parser("audit", help="the audit log")
     audit_commands = audit.add_subparsers(dest="audit_command", required=True)
     check = audit_commands.add_parser("verify", help="check the hash chain: any edited or deleted entry is found")
@@ -295,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         commands = {"standings": standings_command, "serve": serve_command, "platform": platform_command,
             "arbiter": arbiter_command,
+            "event": event_command,
                     "audit": audit_command}  # fmt: skip
         if args.command in commands:
             return commands[args.command](args)

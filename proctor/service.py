@@ -33,10 +33,11 @@ from engine.adjudication import (
     settings_to_dict,
 )
 from engine.board import Color, format_point
+from engine.clock import find_time_control
 from engine.errors import EngineError
 from engine.game import GameSettings
 from engine.openings import Player
-from engine.penalties import Role
+from engine.penalties import Ladder, PenaltyPolicy, Role
 from proctor import feed
 from proctor.codec import event_from_dict, event_to_dict
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError
@@ -48,11 +49,79 @@ from proctor.models import (
     GameEvent,
     Incident,
     IncidentAction,
+    Pairing,
     Platform,
     PlatformSecret,
+    Section,
+    Tournament,
 )
+from proctor.models import Player as PlayerRow
 from proctor.seen import SeenFilter
 from proctor.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class PairingLink:
+    """The event's pairing a platform game belongs to, and its section's settings and policy."""
+
+    pairing_id: int
+    section: str
+    rule: str
+    opening: str
+    time_control: str
+    black_ref: str
+    white_ref: str
+    policy: dict[str, Any]
+
+    def disagreements(self, setup: feed.GameSetup) -> list[str]:
+        problems = []
+        if (setup.black_ref, setup.white_ref) != (self.black_ref, self.white_ref):
+            problems.append(
+                f"the platform seats {setup.black_ref} (Black) against {setup.white_ref}; the pairing says "
+                f"{self.black_ref or '?'} (Black) against {self.white_ref or '?'}"
+            )
+        if setup.rule != self.rule or (setup.opening or "free") != self.opening:
+            problems.append(
+                f"the platform plays {setup.rule}/{setup.opening or 'free'}; section {self.section} is "
+                f"{self.rule}/{self.opening}"
+            )
+        if setup.time_control != find_time_control(self.time_control):
+            problems.append(
+                f"the platform's time control ({setup.time_control.describe()}) is not section {self.section}'s "
+                f"({self.time_control})"
+            )
+        return problems
+
+
+def find_pairing(connection: Connection, external_id: str, setup: feed.GameSetup) -> PairingLink | None:
+    """The pairing whose platform game id this is; else the one at the game's event (``slug`` or ``slug/section``),
+    round and board."""
+    pairing, section, player = _table(Pairing), _table(Section), _table(PlayerRow)
+    query = select(pairing.c.id, pairing.c.black_start_no, pairing.c.white_start_no, section.c.id.label("section_id"),
+                   section.c.slug, section.c.rule, section.c.opening, section.c.time_control, section.c.policy).join(
+        section, section.c.id == pairing.c.section_id)  # fmt: skip
+    row = connection.execute(query.where(pairing.c.platform_game_id == external_id)).first()
+    if row is None and setup.event and setup.round_no and setup.board:
+        slug, _, section_slug = setup.event.partition("/")
+        tournament = _table(Tournament)
+        candidates = query.join(tournament, tournament.c.id == section.c.tournament_id).where(
+            tournament.c.slug == slug, pairing.c.round_no == setup.round_no, pairing.c.board == setup.board
+        )
+        if section_slug:
+            candidates = candidates.where(section.c.slug == section_slug)
+        rows = connection.execute(candidates).all()
+        row = rows[0] if len(rows) == 1 else None
+    if row is None:
+        return None
+    refs = dict(
+        connection.execute(
+            select(player.c.start_no, player.c.platform_ref).where(player.c.section_id == row.section_id)
+        ).all()
+    )
+    return PairingLink(
+        row.id, row.slug, row.rule, row.opening, row.time_control, refs.get(row.black_start_no, ""),
+        refs.get(row.white_start_no, "") if row.white_start_no else "", dict(row.policy or {}),
+    )  # fmt: skip
 
 
 def _table(model: Any) -> Table:
@@ -489,18 +558,29 @@ class Service:
         if message.seq != 1:
             raise ConflictError("game.created must be seq 1")
         setup = feed.parse_setup(message)
+        link = find_pairing(connection, message.game_id, setup)
+        policy = link.policy if link else {}
         try:
             settings = AdjudicationSettings(
                 time_control=setup.time_control,
                 start_at=setup.start_at_ms,
-                game=GameSettings(rule=setup.rule, opening=setup.opening),
+                game=GameSettings(rule=setup.rule, opening=setup.opening, max_candidates=policy.get("max_candidates")),
+                lateness_tolerance_ms=round(1000 * policy.get("lateness_tolerance_s", 0)),
+                reconnect_window_ms=None
+                if policy.get("reconnect_window_s") is None
+                else round(1000 * policy["reconnect_window_s"]),
+                confirm_time_verdicts=bool(policy.get("confirm_time_verdicts", False)),
+                penalty_policy=PenaltyPolicy({k: Ladder(v) for k, v in policy.get("penalties", {}).items()})
+                if policy.get("penalties")
+                else PenaltyPolicy(),
             )
             state = Adjudication.new(settings)
         except EngineError as error:
             raise BadRequestError(f"'data': {error}") from None
         game_id = self.allocate(batch, "game")
         self.stage(batch, "game", {
-            "id": game_id, "platform_id": platform_id, "external_id": message.game_id, "pairing_id": None,
+            "id": game_id, "platform_id": platform_id, "external_id": message.game_id,
+            "pairing_id": link.pairing_id if link else None,
             "black_ref": setup.black_ref, "white_ref": setup.white_ref, "black_name": setup.black_name,
             "white_name": setup.white_name, "settings": settings_to_dict(settings), "last_seq": 1, "applied": 0,
             "status": "scheduled", "winner": None, "reason": None, "article": None, "snapshot": None,
@@ -520,7 +600,23 @@ class Service:
         refs = {setup.black_ref: Player.FIRST, setup.white_ref: Player.SECOND}
         batch.games[game_id] = LiveGame(game_id, platform_id, message.game_id, refs, state, 1, 0, 0)
         batch.notices.append(Notice("game", {"id": game_id, "external_id": message.game_id, "status": "scheduled"}))
-        return DeliveryResult("created", game_id)
+        incidents: list[int] = []
+        if link is not None:
+            game = batch.games[game_id]
+            for problem in link.disagreements(setup):
+                incidents.append(
+                    self.incident(
+                        connection,
+                        batch,
+                        game,
+                        "pairing-mismatch",
+                        problem,
+                        source="feed",
+                        evidence={"pairing": link.pairing_id, "section": link.section},
+                        at=received,
+                    )
+                )
+        return DeliveryResult("created", game_id, tuple(incidents))
 
     def _apply_feed(
         self,

@@ -1,0 +1,444 @@
+"""Events (tournaments) set up from one TOML file: ``proctor event load event.toml`` and ``proctor event export``.
+
+The file (docs/events.md has a complete example for a national championship):
+
+- ``[event]``: ``slug``, ``name``, optional ``starts``, ``ends``;
+- ``[[arbiters]]``: ``name`` and ``role`` (arbiter, deputy-chief, chief, committee; 16); their login tokens are issued
+  by ``proctor arbiter add``;
+- ``[[sections]]``: ``slug``, ``name``, ``rule``, ``opening``, optional ``max_candidates``, ``time_control``,
+  ``system`` (swiss, round-robin, knockout), ``rounds``, ``scoring`` (e.g. ``"1/0.5/0"``), ``tiebreaks``,
+  ``games_per_match``, a ``[sections.policy]`` table, and the players and pairings, either as ``[[sections.players]]``
+  and ``[[sections.pairings]]`` or from a TRF file (``trf = "men.trf"``, relative to the event file).
+
+Every value is checked before anything is stored; an error names where it is (``sections[1].players[4].gender``).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Final
+
+import tomli_w
+from sqlalchemy import Connection, delete, func, insert, select
+from sqlmodel import col
+
+from engine.clock import find_time_control
+from engine.errors import EngineError
+from engine.openings import find_opening
+from engine.penalties import DEFAULT_POLICY_LADDERS, Ladder, PenaltyPolicy
+from engine.rules import find_rule_set
+from engine.standings import RULES_ORDER, ResultKind, System, parse_tiebreaks
+from engine.trf import read_trf
+from proctor.errors import BadRequestError, ConflictError, NotFoundError
+from proctor.models import Arbiter, Game, Pairing, Player, Section, Tournament
+
+ROLES: Final = ("arbiter", "deputy-chief", "chief", "committee")
+SYSTEMS: Final = ("swiss", "round-robin", "knockout")
+CHECKS: Final = ("virtual-background", "earphones", "absence", "extra-person", "devices", "camera")
+
+
+class EventFileError(BadRequestError):
+    code = "event-file"
+
+
+@dataclass
+class PolicySpec:
+    """A section's proctoring policy."""
+
+    camera_required: bool = True
+    checks: list[str] = field(default_factory=lambda: list(CHECKS))
+    thresholds: dict[str, float] = field(default_factory=dict)
+    reconnect_window_s: float | None = None
+    lateness_tolerance_s: float = 0
+    confirm_time_verdicts: bool = False
+    penalties: dict[str, str] = field(default_factory=lambda: {k: v.value for k, v in DEFAULT_POLICY_LADDERS.items()})
+    evidence_retention_days: int = 365
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "camera_required": self.camera_required, "checks": self.checks, "thresholds": self.thresholds,
+            "reconnect_window_s": self.reconnect_window_s, "lateness_tolerance_s": self.lateness_tolerance_s,
+            "confirm_time_verdicts": self.confirm_time_verdicts, "penalties": self.penalties,
+            "evidence_retention_days": self.evidence_retention_days,
+        }  # fmt: skip
+
+
+@dataclass
+class PlayerSpec:
+    start_no: int
+    name: str
+    team: str = ""
+    gender: str = ""
+    birth_date: str = ""
+    rating: int = 0
+    platform_ref: str = ""
+
+
+@dataclass
+class PairingSpec:
+    round_no: int
+    board: int
+    black: int
+    white: int | None
+    platform_game_id: str = ""
+    result: str = ""
+
+
+@dataclass
+class SectionSpec:
+    slug: str
+    name: str
+    rule: str
+    opening: str
+    time_control: str
+    system: str
+    rounds: int
+    scoring: str
+    tiebreaks: str
+    games_per_match: int
+    max_candidates: int | None
+    policy: PolicySpec
+    players: list[PlayerSpec]
+    pairings: list[PairingSpec]
+
+
+@dataclass
+class EventSpec:
+    slug: str
+    name: str
+    starts: str
+    ends: str
+    arbiters: list[tuple[str, str]]
+    sections: list[SectionSpec]
+    raw: dict[str, Any]
+
+
+# --- Reading ---------------------------------------------------------------------------------------------------------
+
+
+class _Reader:
+    """Typed access to one table of the file, with the table's path in every error."""
+
+    def __init__(self, table: object, where: str, known: tuple[str, ...]) -> None:
+        if not isinstance(table, dict):
+            raise EventFileError(f"{where}: expected a table")
+        unknown = sorted(set(table) - set(known))
+        if unknown:
+            raise EventFileError(f"{where}: unknown key(s) {', '.join(unknown)}; expected {', '.join(known)}")
+        self.table: dict[str, Any] = table
+        self.where = where
+
+    def fail(self, key: str, expected: str) -> EventFileError:
+        return EventFileError(f"{self.where}.{key}: expected {expected}, got {self.table.get(key)!r}")
+
+    def text(self, key: str, default: str | None = None, pattern: str | None = None) -> str:
+        value = self.table.get(key, default)
+        if not isinstance(value, str) or (pattern and not re.fullmatch(pattern, value)):
+            raise self.fail(key, f"text{' matching ' + pattern if pattern else ''}")
+        return value
+
+    def integer(self, key: str, default: int | None = None, minimum: int = 0) -> int:
+        value = self.table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.fail(key, f"a whole number of at least {minimum}")
+        return value
+
+    def optional_integer(self, key: str, minimum: int = 0) -> int | None:
+        return None if key not in self.table else self.integer(key, minimum=minimum)
+
+    def number(self, key: str, default: float | None = None) -> float:
+        value = self.table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise self.fail(key, "a number, 0 or more")
+        return float(value)
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.table.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(key, "true or false")
+        return value
+
+    def tables(self, key: str) -> list[Any]:
+        value = self.table.get(key, [])
+        if not isinstance(value, list):
+            raise self.fail(key, "an array of tables")
+        return value
+
+
+def _check(where: str, action: Any) -> Any:
+    try:
+        return action()
+    except EngineError as error:
+        raise EventFileError(f"{where}: {error}") from None
+
+
+def _policy(table: object, where: str) -> PolicySpec:
+    known = ("camera_required", "checks", "thresholds", "reconnect_window_s", "lateness_tolerance_s",
+             "confirm_time_verdicts", "penalties", "evidence_retention_days")  # fmt: skip
+    reader = _Reader(table, where, known)
+    policy = PolicySpec()
+    policy.camera_required = reader.flag("camera_required", True)
+    checks = reader.table.get("checks", list(CHECKS))
+    if not isinstance(checks, list) or any(c not in CHECKS for c in checks):
+        raise reader.fail("checks", f"a list drawn from {', '.join(CHECKS)}")
+    policy.checks = list(checks)
+    thresholds = reader.table.get("thresholds", {})
+    if not isinstance(thresholds, dict) or any(
+        not isinstance(v, (int, float)) or isinstance(v, bool) for v in thresholds.values()
+    ):
+        raise reader.fail("thresholds", "a table of numbers")
+    policy.thresholds = {str(k): float(v) for k, v in thresholds.items()}
+    policy.reconnect_window_s = reader.number("reconnect_window_s") if "reconnect_window_s" in reader.table else None
+    policy.lateness_tolerance_s = reader.number("lateness_tolerance_s", 0)
+    policy.confirm_time_verdicts = reader.flag("confirm_time_verdicts", False)
+    penalties = reader.table.get("penalties", {})
+    if not isinstance(penalties, dict):
+        raise reader.fail("penalties", "a table of article = ladder")
+    merged = {k: v.value for k, v in DEFAULT_POLICY_LADDERS.items()}
+    for article, ladder in penalties.items():
+        if ladder not in {item.value for item in Ladder}:
+            raise EventFileError(f"{where}.penalties.{article}: expected one of {', '.join(i.value for i in Ladder)}")
+        merged[article] = ladder
+    _check(f"{where}.penalties", lambda: PenaltyPolicy({k: Ladder(v) for k, v in merged.items()}))
+    policy.penalties = merged
+    policy.evidence_retention_days = reader.integer("evidence_retention_days", 365, minimum=1)
+    return policy
+
+
+def _players(items: list[Any], where: str) -> list[PlayerSpec]:
+    players = []
+    seen: set[int] = set()
+    for index, item in enumerate(items):
+        path = f"{where}[{index}]"
+        reader = _Reader(item, path, ("start_no", "name", "team", "gender", "birth_date", "rating", "platform_ref"))
+        player = PlayerSpec(
+            start_no=reader.integer("start_no", minimum=1),
+            name=reader.text("name", pattern=r".*\S.*"),
+            team=reader.text("team", ""),
+            gender=reader.text("gender", "", pattern=r"[mf]?"),
+            birth_date=reader.text("birth_date", "", pattern=r"(\d{4}-\d{2}-\d{2})?"),
+            rating=reader.integer("rating", 0),
+            platform_ref=reader.text("platform_ref", ""),
+        )
+        if player.start_no in seen:
+            raise EventFileError(f"{path}.start_no: {player.start_no} is given twice")
+        seen.add(player.start_no)
+        players.append(player)
+    return players
+
+
+def _pairings(items: list[Any], where: str, numbers: set[int]) -> list[PairingSpec]:
+    pairings = []
+    seen: set[tuple[int, int]] = set()
+    for index, item in enumerate(items):
+        path = f"{where}[{index}]"
+        reader = _Reader(item, path, ("round", "board", "black", "white", "platform_game_id", "result"))
+        white = reader.optional_integer("white", minimum=1)
+        pairing = PairingSpec(
+            reader.integer("round", minimum=1), reader.integer("board", minimum=1), reader.integer("black", minimum=1),
+            white, reader.text("platform_game_id", ""),
+            reader.text("result", "", pattern=r"(1-0|0-1|½-½|\+/-|-/\+|-/-)?"),
+        )  # fmt: skip
+        for side, number in (("black", pairing.black), ("white", pairing.white)):
+            if number is not None and number not in numbers:
+                raise EventFileError(f"{path}.{side}: no player with start number {number}")
+        if (pairing.round_no, pairing.board) in seen:
+            raise EventFileError(f"{path}: round {pairing.round_no} board {pairing.board} is given twice")
+        seen.add((pairing.round_no, pairing.board))
+        pairings.append(pairing)
+    return pairings
+
+
+def _from_trf(path: Path, where: str) -> tuple[list[PlayerSpec], list[PairingSpec]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as error:
+        raise EventFileError(f"{where}: cannot read {path}: {error.strerror}") from None
+    tournament = _check(where, lambda: read_trf(text)).tournament
+    players = [PlayerSpec(e.start_no, e.name, e.team, {"w": "f"}.get(e.sex, e.sex) if e.sex in "mwf" else "",
+                          "", e.rating) for e in tournament.entrants]  # fmt: skip
+    pairings = []
+    results = {ResultKind.WIN: "1-0", ResultKind.LOSS: "0-1", ResultKind.DRAW: "½-½",
+               ResultKind.FORFEIT_WIN: "+/-", ResultKind.FORFEIT_LOSS: "-/+"}  # fmt: skip
+    by_number = tournament.by_start_no()
+    for round_no in range(1, tournament.rounds + 1):
+        board, done = 0, set()
+        for entrant in sorted(tournament.entrants, key=lambda e: e.start_no):
+            entry = entrant.round(round_no)
+            if entry.opponent is None or frozenset((entrant.start_no, entry.opponent)) in done:
+                continue
+            done.add(frozenset((entrant.start_no, entry.opponent)))
+            # TRF's "w" (chess White, who moves first) is the first player, who takes Black here (art. 10).
+            first_is_me = entry.color == "w" or (entry.color is None and entrant.start_no < entry.opponent)
+            first, second = (entrant.start_no, entry.opponent) if first_is_me else (entry.opponent, entrant.start_no)
+            kind = by_number[first].round(round_no).kind
+            board += 1
+            pairings.append(PairingSpec(round_no, board, first, second, "", results.get(kind, "")))
+    return players, pairings
+
+
+def parse_event(text: str, base: Path) -> EventSpec:
+    """Read and check an event file (``base``: the folder TRF paths are relative to)."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise EventFileError(f"not valid TOML: {error}") from None
+    top = _Reader(raw, "file", ("event", "arbiters", "sections"))
+    head = _Reader(raw.get("event"), "event", ("slug", "name", "starts", "ends"))
+    arbiters = []
+    for index, item in enumerate(top.tables("arbiters")):
+        reader = _Reader(item, f"arbiters[{index}]", ("name", "role"))
+        role = reader.text("role")
+        if role not in ROLES:
+            raise reader.fail("role", f"one of {', '.join(ROLES)}")
+        arbiters.append((reader.text("name", pattern=r".*\S.*"), role))
+    sections = []
+    slugs: set[str] = set()
+    for index, item in enumerate(top.tables("sections")):
+        where = f"sections[{index}]"
+        known = ("slug", "name", "rule", "opening", "max_candidates", "time_control", "system", "rounds", "scoring",
+                 "tiebreaks", "games_per_match", "policy", "players", "pairings", "trf")  # fmt: skip
+        reader = _Reader(item, where, known)
+        slug = reader.text("slug", pattern=r"[a-z0-9][a-z0-9-]*")
+        if slug in slugs:
+            raise EventFileError(f"{where}.slug: {slug!r} is given twice")
+        slugs.add(slug)
+        rule = reader.text("rule", "renju")
+        _check(f"{where}.rule", lambda rule=rule: find_rule_set(rule))
+        max_candidates = reader.optional_integer("max_candidates", minimum=1)
+        opening = reader.text("opening", "free")
+        _check(f"{where}.opening", lambda opening=opening, cap=max_candidates: find_opening(opening, cap))
+        time_control = reader.text("time_control")
+        _check(f"{where}.time_control", lambda tc=time_control: find_time_control(tc))
+        system = reader.text("system", "swiss")
+        if system not in SYSTEMS:
+            raise reader.fail("system", f"one of {', '.join(SYSTEMS)}")
+        scoring = reader.text("scoring", "1/0.5/0", pattern=r"\d+(\.\d+)?/\d+(\.\d+)?/\d+(\.\d+)?")
+        default_order = RULES_ORDER[System.ROUND_ROBIN if system == "round-robin" else System.SWISS]
+        tiebreaks = reader.text("tiebreaks", default_order)
+        _check(f"{where}.tiebreaks", lambda tb=tiebreaks: parse_tiebreaks(tb))
+        if "trf" in reader.table and ("players" in reader.table or "pairings" in reader.table):
+            raise EventFileError(f"{where}: give the players and pairings either inline or as a TRF file, not both")
+        if "trf" in reader.table:
+            players, pairings = _from_trf(base / reader.text("trf"), f"{where}.trf")
+        else:
+            players = _players(reader.tables("players"), f"{where}.players")
+            pairings = _pairings(reader.tables("pairings"), f"{where}.pairings", {p.start_no for p in players})
+        sections.append(
+            SectionSpec(
+                slug, reader.text("name", pattern=r".*\S.*"), rule, opening, time_control, system,
+                reader.integer("rounds", 1, minimum=1), scoring, tiebreaks, reader.integer("games_per_match", 1, 1),
+                max_candidates, _policy(reader.table.get("policy", {}), f"{where}.policy"), players, pairings,
+            )
+        )  # fmt: skip
+    date = r"(\d{4}-\d{2}-\d{2})?"
+    return EventSpec(
+        head.text("slug", pattern=r"[a-z0-9][a-z0-9-]*"), head.text("name", pattern=r".*\S.*"),
+        head.text("starts", "", pattern=date), head.text("ends", "", pattern=date), arbiters, sections, raw,
+    )  # fmt: skip
+
+
+# --- Storing and exporting -------------------------------------------------------------------------------------------
+
+
+def store_event(connection: Connection, spec: EventSpec, now: int, replace: bool = False) -> int:
+    """Store a checked event in one transaction; an existing slug needs ``replace`` and no linked games."""
+    existing = connection.execute(select(col(Tournament.id)).where(col(Tournament.slug) == spec.slug)).scalar()
+    if existing is not None:
+        if not replace:
+            raise ConflictError(f"event {spec.slug!r} already exists: use --replace to load it again")
+        sections = select(col(Section.id)).where(col(Section.tournament_id) == existing)
+        pairings = select(col(Pairing.id)).where(col(Pairing.section_id).in_(sections))
+        linked = connection.execute(select(func.count()).where(col(Game.pairing_id).in_(pairings))).scalar_one()
+        if linked:
+            raise ConflictError(
+                f"event {spec.slug!r} has {linked} game(s) linked to its pairings: it cannot be replaced"
+            )
+        connection.execute(delete(Pairing).where(col(Pairing.section_id).in_(sections)))
+        connection.execute(delete(Player).where(col(Player.section_id).in_(sections)))
+        connection.execute(delete(Section).where(col(Section.tournament_id) == existing))
+        connection.execute(delete(Tournament).where(col(Tournament.id) == existing))
+    tournament_id = connection.execute(
+        insert(Tournament)
+        .values(slug=spec.slug, name=spec.name, config=spec.raw, created_ms=now)
+        .returning(col(Tournament.id))
+    ).scalar_one()
+    for name, role in spec.arbiters:
+        if connection.execute(select(col(Arbiter.id)).where(col(Arbiter.name) == name)).scalar() is None:
+            connection.execute(insert(Arbiter).values(name=name, role=role, token_hash=""))
+    for section in spec.sections:
+        section_id = connection.execute(
+            insert(Section).values(
+                tournament_id=tournament_id, slug=section.slug, name=section.name, rule=section.rule,
+                opening=section.opening, time_control=section.time_control, system=section.system,
+                tiebreaks=section.tiebreaks, scoring=section.scoring, games_per_match=section.games_per_match,
+                policy={**section.policy.to_dict(), "rounds": section.rounds, "max_candidates": section.max_candidates},
+            ).returning(col(Section.id))
+        ).scalar_one()  # fmt: skip
+        if section.players:
+            connection.execute(insert(Player), [{**vars(p), "section_id": section_id} for p in section.players])
+        if section.pairings:
+            connection.execute(
+                insert(Pairing),
+                [{"section_id": section_id, "round_no": p.round_no, "board": p.board, "black_start_no": p.black,
+                  "white_start_no": p.white, "platform_game_id": p.platform_game_id, "result": p.result}
+                 for p in section.pairings],
+            )  # fmt: skip
+    assert tournament_id is not None
+    return tournament_id
+
+
+def load_event_file(connection: Connection, path: Path, now: int, replace: bool = False) -> EventSpec:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise EventFileError(f"cannot read {path}: {error.strerror}") from None
+    spec = parse_event(text, path.parent)
+    store_event(connection, spec, now, replace)
+    return spec
+
+
+def export_event(connection: Connection, slug: str) -> str:
+    """The event as a TOML file: settings as loaded, with players and pairings (and results) as stored now."""
+    tournament = connection.execute(select(Tournament).where(col(Tournament.slug) == slug)).first()
+    if tournament is None:
+        raise NotFoundError(f"no event {slug!r}")
+    config = dict(tournament.config or {})
+    sections_out = []
+    raw_sections = {s.get("slug"): s for s in config.get("sections", []) if isinstance(s, dict)}
+    for section in connection.execute(
+        select(Section).where(col(Section.tournament_id) == tournament.id).order_by(col(Section.id))
+    ):
+        out = {k: v for k, v in raw_sections.get(section.slug, {}).items() if k not in ("players", "pairings", "trf")}
+        players = connection.execute(
+            select(Player).where(col(Player.section_id) == section.id).order_by(col(Player.start_no))
+        ).all()
+        out["players"] = [
+            {k: v for k, v in (("start_no", p.start_no), ("name", p.name), ("team", p.team), ("gender", p.gender),
+                               ("birth_date", p.birth_date), ("rating", p.rating), ("platform_ref", p.platform_ref))
+             if v not in ("", None)}
+            for p in players
+        ]  # fmt: skip
+        pairings = connection.execute(
+            select(Pairing)
+            .where(col(Pairing.section_id) == section.id)
+            .order_by(col(Pairing.round_no), col(Pairing.board))
+        ).all()
+        out["pairings"] = [
+            {k: v for k, v in (("round", p.round_no), ("board", p.board), ("black", p.black_start_no),
+                               ("white", p.white_start_no), ("platform_game_id", p.platform_game_id),
+                               ("result", p.result)) if v not in ("", None)}
+            for p in pairings
+        ]  # fmt: skip
+        sections_out.append(out)
+    config["sections"] = sections_out
+    return tomli_w.dumps(config)
+
+
+def section_scoring(text: str) -> tuple[Fraction, Fraction, Fraction]:
+    win, draw, loss = (Fraction(part) for part in text.split("/"))
+    return win, draw, loss
