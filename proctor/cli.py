@@ -261,6 +261,12 @@ def event_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def simulate_command(args: argparse.Namespace) -> int:
+    from proctor.simulate import main as simulate_main
+
+    return simulate_main(args.url, args.platform, args.secret, args.games, args.rate, args.seed, not args.fast)
+
+
 def audit_command(args: argparse.Namespace) -> int:
     from proctor.audit import verify_audit
     from proctor.database import create_database_engine, migrate
@@ -319,6 +325,14 @@ def build_parser() -> argparse.ArgumentParser:
     export = event_commands.add_parser("export", help="write an event back as TOML, with its pairings and results")
     export.add_argument("slug")
     export.add_argument("--db")
+    simulate = commands.add_parser("simulate", help="a simulated platform playing real games through signed webhooks")
+    simulate.add_argument("--url", required=True, help="the service, e.g. http://127.0.0.1:8080")
+    simulate.add_argument("--platform", required=True, help="the platform's registered name")
+    simulate.add_argument("--secret", required=True, help="its whsec_ secret")
+    simulate.add_argument("--games", type=int, default=10)
+    simulate.add_argument("--rate", type=float, default=5.0, help="moves per second over all games (real time)")
+    simulate.add_argument("--seed", type=int, default=1)
+    simulate.add_argument("--fast", action="store_true", help="deliver as fast as possible (a load generator)")
     audit = commands.add_parser("audit", help="the audit log")
     audit_commands = audit.add_subparsers(dest="audit_command", required=True)
     check = audit_commands.add_parser("verify", help="check the hash chain: any edited or deleted entry is found")
@@ -332,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         commands = {"standings": standings_command, "serve": serve_command, "platform": platform_command,
             "arbiter": arbiter_command,
             "event": event_command,
+            "simulate": simulate_command,
                     "audit": audit_command}  # fmt: skip
         if args.command in commands:
             return commands[args.command](args)
