@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from aiohttp import web
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlmodel import col
 
 from engine.adjudication import AuthorityRefusedError
@@ -15,7 +15,7 @@ from engine.errors import EngineError, IllegalActionError
 from engine.openings import Player
 from proctor import errors, feed, signatures
 from proctor.context import CONTEXT, Context
-from proctor.models import Game, Incident, IncidentAction, Platform
+from proctor.models import Game, Incident, IncidentAction, Pairing, Platform, Section, Tournament
 from proctor.service import DeliveryResult, Identity, find_arbiter, game_action_event, game_view, now_ms
 
 STATUS: Final[dict[type[errors.ServiceError], int]] = {
@@ -61,12 +61,32 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
 # --- Webhooks ------------------------------------------------------------------------------------------------------
 
 
+def _refresh_platforms(context: Context) -> bool:
+    now = time.monotonic()
+    if now - context.platforms_refreshed < 1.0:
+        return False
+    context.platforms_refreshed = now
+    with context.engine.connect() as connection:
+        context.service.reload_platforms(connection)
+    return True
+
+
 async def post_webhook(request: web.Request) -> web.Response:
     """A signed delivery from a platform; 2xx only once it is stored."""
     context = _context(request)
-    platform_id, secrets = context.service.platform(request.match_info["platform"])
+    name = request.match_info["platform"]
     body = await request.read()
-    webhook_id = signatures.verify(request.headers, body, secrets, time.time(), context.settings.webhook_tolerance_s)
+    tolerance = context.settings.webhook_tolerance_s
+    try:
+        platform_id, secrets = context.service.platform(name)
+        webhook_id = signatures.verify(request.headers, body, secrets, time.time(), tolerance)
+    except (errors.NotFoundError, errors.UnauthorizedError):
+        # A platform added or a secret rotated by `proctor platform` while the server runs: read them again (at
+        # most once a second) and try once more.
+        if not _refresh_platforms(context):
+            raise
+        platform_id, secrets = context.service.platform(name)
+        webhook_id = signatures.verify(request.headers, body, secrets, time.time(), tolerance)
     message = feed.parse_message(body)
     received = now_ms()
     result: DeliveryResult = await context.writer.submit(
@@ -295,6 +315,39 @@ async def list_games(request: web.Request) -> web.Response:
     )
 
 
+async def list_events(request: web.Request) -> web.Response:
+    """Events with their sections and the rounds paired so far."""
+    context = _context(request)
+    tournament, section, pairing = Tournament.__table__, Section.__table__, Pairing.__table__  # type: ignore[attr-defined]
+    with context.engine.connect() as connection:
+        events = connection.execute(
+            select(tournament.c.id, tournament.c.slug, tournament.c.name).order_by(tournament.c.id)
+        ).all()
+        sections = connection.execute(select(section.c.id, section.c.tournament_id, section.c.slug, section.c.name,
+                                             section.c.rule, section.c.opening, section.c.time_control,
+                                             section.c.system)).all()  # fmt: skip
+        rounds = connection.execute(
+            select(pairing.c.section_id, pairing.c.round_no, func.count(), func.count(pairing.c.platform_game_id))
+            .group_by(pairing.c.section_id, pairing.c.round_no)
+            .order_by(pairing.c.section_id, pairing.c.round_no)
+        ).all()
+    by_section: dict[int, list[dict[str, Any]]] = {}
+    for section_id, round_no, boards, _ in rounds:
+        by_section.setdefault(section_id, []).append({"round": round_no, "boards": boards})
+    return web.json_response([
+        {
+            "slug": event.slug,
+            "name": event.name,
+            "sections": [
+                {"slug": s.slug, "name": s.name, "rule": s.rule, "opening": s.opening, "time_control": s.time_control,
+                 "system": s.system, "rounds": by_section.get(s.id, [])}
+                for s in sections if s.tournament_id == event.id
+            ],
+        }
+        for event in events
+    ])  # fmt: skip
+
+
 async def stream(request: web.Request) -> web.StreamResponse:
     """Server-sent events: every change (games, incidents) as it is committed."""
     context = _context(request)
@@ -355,6 +408,7 @@ ROUTES: Final = (
         {"200": "the games", "400": "bad filter"},
         (("status", "query", "scheduled, live or over"), ("platform", "query", "a platform name")),
     ),
+    Route("GET", "/api/v1/events", list_events, "Events, their sections and rounds", {"200": "the events"}),
     Route(
         "GET", "/api/v1/incidents", list_incidents, "Incidents with their arbiter actions, filtered by game and kind",
         {"200": "the incidents", "400": "bad filter"},

@@ -196,6 +196,22 @@ def platform_command(args: argparse.Namespace) -> int:
     settings = _settings(args)
     engine = create_database_engine(settings)
     migrate(engine)
+    if args.platform_command == "revoke":
+        from sqlalchemy import update
+
+        with engine.begin() as connection:
+            platform_id = connection.execute(select(col(Platform.id)).where(col(Platform.name) == args.name)).scalar()
+            revoked = connection.execute(
+                update(PlatformSecret)
+                .where(col(PlatformSecret.platform_id) == platform_id, col(PlatformSecret.secret) == args.secret)
+                .values(revoked_ms=now_ms())
+            ).rowcount
+        engine.dispose()
+        if not revoked:
+            print(f"proctor platform revoke: no such secret for {args.name!r}", file=sys.stderr)
+            return 1
+        print(f"revoked one secret of {args.name}")
+        return 0
     secret = args.secret or new_secret()
     try:
         secret_key(secret)
@@ -300,6 +316,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     table.add_argument("--rules", choices=[r.value for r in Rules], default=Rules.FIDE_2024.value)
     table.add_argument("--format", choices=["json", "text"], default="json")
+    _service_commands(commands)
+    return parser
+
+
+def _service_commands(commands: Any) -> None:
+    """The service's commands: serve, platforms, arbiters, events, the simulator, the audit log."""
     serve = commands.add_parser("serve", help="run the service (SQLite file by default)")
     serve.add_argument("--db", help="database URL (default: sqlite:///proctor.db, or PROCTOR_DATABASE_URL)")
     serve.add_argument("--host")
@@ -310,6 +332,10 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("name")
     add.add_argument("--secret", help="a whsec_ secret to use instead of a new random one")
     add.add_argument("--db")
+    revoke = platform_commands.add_parser("revoke", help="stop accepting a secret (after a rotation)")
+    revoke.add_argument("name")
+    revoke.add_argument("secret")
+    revoke.add_argument("--db")
     arbiter = commands.add_parser("arbiter", help="manage arbiters and their roles (16)")
     arbiter_commands = arbiter.add_subparsers(dest="arbiter_command", required=True)
     add_arbiter = arbiter_commands.add_parser("add", help="add an arbiter (or give a new token) and print the token")
@@ -337,17 +363,20 @@ def build_parser() -> argparse.ArgumentParser:
     audit_commands = audit.add_subparsers(dest="audit_command", required=True)
     check = audit_commands.add_parser("verify", help="check the hash chain: any edited or deleted entry is found")
     check.add_argument("--db")
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        commands = {"standings": standings_command, "serve": serve_command, "platform": platform_command,
+        commands = {
+            "standings": standings_command,
+            "serve": serve_command,
+            "platform": platform_command,
             "arbiter": arbiter_command,
             "event": event_command,
             "simulate": simulate_command,
-                    "audit": audit_command}  # fmt: skip
+            "audit": audit_command,
+        }
         if args.command in commands:
             return commands[args.command](args)
         return json_lines_command(args)

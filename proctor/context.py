@@ -20,6 +20,8 @@ class Context:
     service: Service
     writer: Writer
     bus: EventBus
+    platforms_refreshed: float = 0.0
+    """When the platforms and their secrets were last read again (monotonic seconds)."""
 
 
 CONTEXT = web.AppKey("context", Context)

@@ -11,6 +11,8 @@ from engine.game import GameSettings
 from engine.openings import OPENING_NAMES
 from engine.penalties import DEFAULT_POLICY_LADDERS
 from engine.rules import RULE_SETS
+from proctor.api import ROUTES
+from proctor.settings import Settings
 
 DOCS = Path(__file__).parent.parent / "docs"
 
@@ -35,3 +37,9 @@ def test_every_adjudication_setting_preset_and_configurable_offence_is_documente
     assert [f.name for f in dataclasses.fields(AdjudicationSettings) if f"| `{f.name}` |" not in text] == []
     assert [name for name in PRESETS if f"`{name}`" not in text] == []
     assert [article for article in DEFAULT_POLICY_LADDERS if f"| {article} |" not in text] == []
+
+
+def test_every_service_setting_and_route_is_documented() -> None:
+    text = (DOCS / "service.md").read_text(encoding="utf-8")
+    assert [f.name for f in dataclasses.fields(Settings) if f"`{f.name.upper()}`" not in text] == []
+    assert [r.path for r in ROUTES if r.path.split("{")[0].rstrip("/") not in text] == []

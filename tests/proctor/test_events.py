@@ -111,3 +111,15 @@ async def test_a_platform_game_is_linked_to_its_pairing_and_gets_the_section_pol
     assert {i["kind"] for i in incidents} == {"pairing-mismatch"}
     assert any("seats youth-m-p2 (Black) against youth-m-p4" in i["summary"] for i in incidents)
     engine.dispose()
+
+
+@pytest.mark.asyncio
+async def test_events_are_listed_with_sections_and_rounds(platform: Platformer, settings: Settings) -> None:
+    engine = engine_for(settings.database_url)
+    with engine.begin() as connection:
+        load_event_file(connection, EXAMPLE, now=0)
+    engine.dispose()
+    events = await (await platform.client.get("/api/v1/events")).json()
+    (event,) = events
+    assert event["slug"] == "national-youth-2021" and len(event["sections"]) == 6
+    assert event["sections"][0]["rounds"] == [{"round": 1, "boards": 2}]

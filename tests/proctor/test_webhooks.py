@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from standardwebhooks import Webhook
 
+from proctor.cli import main as cli
+from proctor.database import create_database_engine
 from proctor.signatures import new_secret
 from tests.proctor.conftest import T0, Platformer, app_context, iso
 
@@ -201,3 +203,24 @@ async def test_healthz_and_listings(platform: Platformer) -> None:
     response = await platform.client.get("/api/v1/games?status=bogus")
     assert response.status == 400
     assert app_context(platform).writer.jobs >= 1
+
+
+async def test_secrets_rotate_while_the_server_runs(platform: Platformer, settings: Any) -> None:
+    await platform.create("rot")
+    new = new_secret()
+    assert cli(["platform", "add", platform.name, "--secret", new, "--db", settings.database_url]) == 0
+    await asyncio.sleep(1.1)  # the server looks again at most once a second
+    status, _ = await platform.post(platform.body("player.joined", "rot", {"player": "rot-b"}), secret=new)
+    assert status == 200  # the new secret works without a restart; the old one still does during the rotation
+    status, _ = await platform.send("player.joined", "rot", {"player": "rot-w"})
+    assert status == 200
+    assert cli(["platform", "revoke", platform.name, platform.secret, "--db", settings.database_url]) == 0
+    with engine_connect(settings) as connection:
+        platform_context = app_context(platform)
+        platform_context.service.reload_platforms(connection)
+    status, answer = await platform.send("player.disconnected", "rot", {"player": "rot-w"})
+    assert (status, answer["error"]) == (401, "unauthorized")
+
+
+def engine_connect(settings: Any) -> Any:
+    return create_database_engine(settings).connect()
