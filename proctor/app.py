@@ -41,8 +41,7 @@ def _resources(settings: Settings) -> Any:
         bus = InProcessBus(asyncio.get_running_loop())
 
         def publish(notices: list[Notice]) -> None:
-            for notice in notices:
-                bus.publish(notice.kind, notice.payload)
+            bus.publish_many([(notice.kind, notice.payload) for notice in notices])
 
         writer = Writer(engine, service, publish)
         writer.start()

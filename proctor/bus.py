@@ -15,6 +15,9 @@ class EventBus(Protocol):
     def publish(self, kind: str, payload: dict[str, Any]) -> None:
         """Called from any thread."""
 
+    def publish_many(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        """Called from any thread, once per committed batch."""
+
     def subscribe(self) -> AsyncIterator[str]:
         """Server-sent-event frames, one per published message, for as long as the subscriber listens."""
 
@@ -29,15 +32,20 @@ class InProcessBus:
         self.sequence = 0
 
     def publish(self, kind: str, payload: dict[str, Any]) -> None:
-        self.loop.call_soon_threadsafe(self._fan_out, kind, payload)
+        self.publish_many([(kind, payload)])
 
-    def _fan_out(self, kind: str, payload: dict[str, Any]) -> None:
-        self.sequence += 1
-        frame = f"id: {self.sequence}\nevent: {kind}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n"
-        for queue in self.subscribers:
-            if queue.full():
-                queue.get_nowait()
-            queue.put_nowait(frame)
+    def publish_many(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        if messages and self.subscribers:  # nobody listening: no frames, and no wake-up of the event loop
+            self.loop.call_soon_threadsafe(self._fan_out, messages)
+
+    def _fan_out(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        for kind, payload in messages:
+            self.sequence += 1
+            frame = f"id: {self.sequence}\nevent: {kind}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n"
+            for queue in self.subscribers:
+                if queue.full():
+                    queue.get_nowait()
+                queue.put_nowait(frame)
 
     async def subscribe(self) -> AsyncIterator[str]:
         queue: asyncio.Queue[str] = asyncio.Queue(self.queue_size)

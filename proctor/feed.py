@@ -49,6 +49,8 @@ class FeedMessage:
     at_ms: int
     data: dict[str, Any]
     raw: dict[str, Any]
+    text: str | None = None
+    """The body as received (valid JSON), stored as it came."""
 
 
 def parse_time(value: object, field: str) -> int:
@@ -64,11 +66,16 @@ def parse_time(value: object, field: str) -> int:
     return round(moment.timestamp() * 1000)
 
 
+def _no_constants(name: str) -> None:
+    raise BadRequestError(f"the body is not JSON: {name} is not a JSON number")
+
+
 def parse_message(body: bytes) -> FeedMessage:
     try:
-        raw = json.loads(body)
+        text = body.decode("utf-8")
+        raw = json.loads(text, parse_constant=_no_constants)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise BadRequestError(f"the body is not JSON: {error}") from None
+        raise BadRequestError(f"the body is not JSON (UTF-8): {error}") from None
     if not isinstance(raw, dict):
         raise BadRequestError("the body must be a JSON object")
     kind = raw.get("type")
@@ -83,7 +90,7 @@ def parse_message(body: bytes) -> FeedMessage:
     data = raw.get("data", {})
     if not isinstance(data, dict):
         raise BadRequestError("'data' must be a JSON object")
-    return FeedMessage(kind, game_id, seq, parse_time(raw.get("at"), "at"), data, raw)
+    return FeedMessage(kind, game_id, seq, parse_time(raw.get("at"), "at"), data, raw, text)
 
 
 # --- game.created ------------------------------------------------------------------------------------------------

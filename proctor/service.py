@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
+from sqlalchemy import JSON, Connection, Table, bindparam, func, select, update
 from sqlmodel import col
 
 from engine import adjudication as adj
@@ -345,7 +345,7 @@ class Service:
         for name, table in ALLOCATED.items():
             staged = batch.rows.get(name)
             if staged:
-                connection.execute(insert(table), staged)
+                _insert_many(connection, table, staged)
         for with_snapshot in (False, True):
             rows = [
                 {"game_key": game_id, **values}
@@ -535,7 +535,7 @@ class Service:
         self.stage(batch, "feed_delivery", {
             "id": delivery_id, "platform_id": platform_id, "webhook_id": webhook_id, "game_id": game_id,
             "seq": message.seq, "kind": message.type, "at_ms": message.at_ms, "received_ms": received,
-            "body": message.raw,
+            "body": RawJson(message.text) if message.text is not None else message.raw,
         })  # fmt: skip
         batch.webhooks[(platform_id, webhook_id)] = game_id
         batch.bodies[(game_id, message.seq)] = message.raw
@@ -977,6 +977,29 @@ def game_action_event(
             at, arbiter, role, reason, player=target, offence=offence, evidence=tuple(evidence), disqualify=disqualify
         )
     raise BadRequestError(f"unknown action {action!r}: expected one of {', '.join(GAME_ACTIONS)}")
+
+
+class RawJson(str):
+    """JSON text that is already serialised (a delivery's body as received)."""
+
+
+def _insert_many(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+    """One executemany straight to the driver: the hot path of every delivery, without SQLAlchemy's per-row
+    processing.  JSON columns are serialised here (a delivery's body is stored as the text that was received)."""
+    columns = [column.name for column in table.columns]
+    json_columns = {column.name for column in table.columns if isinstance(column.type, JSON)}
+    marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([marker] * len(columns))})"
+    values = []
+    for row in rows:
+        record = []
+        for name in columns:
+            value = row.get(name)
+            if name in json_columns and value is not None and not isinstance(value, RawJson):
+                value = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+            record.append(value)
+        values.append(tuple(record))
+    connection.exec_driver_sql(sql, values)
 
 
 def deadline_of(state: Adjudication) -> int | None:

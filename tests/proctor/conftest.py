@@ -44,16 +44,24 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'proctor.db'}"
         return
+    url = fresh_postgres_database("test")
+    yield url
     base = os.environ["PROCTOR_TEST_POSTGRES_URL"]
-    name = f"proctor_test_{os.getpid()}_{next(_counter)}"
+    admin = create_engine(base.replace("postgresql://", "postgresql+psycopg://"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def fresh_postgres_database(purpose: str) -> str:
+    """A new, empty database on the test server (scripts/with-postgres); the server goes with its data after."""
+    base = os.environ["PROCTOR_TEST_POSTGRES_URL"]
+    name = f"proctor_{purpose}_{os.getpid()}_{next(_counter)}"
     admin = create_engine(base.replace("postgresql://", "postgresql+psycopg://"), isolation_level="AUTOCOMMIT")
     with admin.connect() as connection:
         connection.execute(text(f'CREATE DATABASE "{name}"'))
-    url = base.rsplit("/", 1)[0] + "/" + name
-    yield url
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     admin.dispose()
+    return base.rsplit("/", 1)[0] + "/" + name
 
 
 _counter = itertools.count()

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proctor.signatures import signed_headers
-from tests.proctor.conftest import iso, register_platform
+from tests.proctor.conftest import database_urls, fresh_postgres_database, iso, register_platform
 from tests.proctor.test_crash import free_port, start_server
 
 GAME = "fuzz-game"
@@ -61,9 +61,12 @@ class Client:
         return data
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'fuzz.db'}"
+@pytest.fixture(scope="module", params=database_urls())
+def client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'fuzz.db'}"
+    else:
+        url = fresh_postgres_database("fuzz")
     secret = register_platform(url)
     port = free_port()
     server = start_server(url, port, log=Path("/tmp/fuzz-server.log"))
