@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from aiohttp import web
@@ -13,6 +14,7 @@ from sqlmodel import col
 from engine.adjudication import AuthorityRefusedError
 from engine.errors import EngineError, IllegalActionError
 from engine.openings import Player
+from proctor import camera as camera_module
 from proctor import errors, feed, signatures
 from proctor.context import CONTEXT, Context
 from proctor.models import Game, Incident, IncidentAction, Pairing, Platform, Section, Tournament
@@ -195,6 +197,77 @@ async def post_incident_action(request: web.Request) -> web.Response:
         )
     )  # fmt: skip
     return web.json_response(result, status=201)
+
+
+# --- Players' cameras ---------------------------------------------------------------------------------------------
+
+PLAYER_PAGE = Path(__file__).parent.parent / "dashboard" / "player.html"
+
+
+def _stream_player(context: Context, token: str) -> str:
+    with context.engine.connect() as connection:
+        return camera_module.require_player(connection, token)
+
+
+async def post_stream_token(request: web.Request) -> web.Response:
+    """An arbiter issues a player's camera token; the player opens ``/play/{token}``."""
+    arbiter(request)
+    context = _context(request)
+    player = request.match_info["player"]
+    with context.engine.begin() as connection:
+        token = camera_module.issue_stream_token(connection, player, now_ms())
+    return web.json_response({"player": player, "token": token, "url": f"/play/{token}"}, status=201)
+
+
+async def play_page(request: web.Request) -> web.Response:
+    _stream_player(_context(request), request.match_info["token"])
+    return web.Response(text=PLAYER_PAGE.read_text(encoding="utf-8"), content_type="text/html")
+
+
+async def rtc_config(request: web.Request) -> web.Response:
+    """What the player page needs: ICE servers (with TURN credentials for this player) and the stream to send."""
+    context = _context(request)
+    player = _stream_player(context, request.query.get("token", ""))
+    settings = context.settings
+    return web.json_response({
+        "iceServers": camera_module.ice_servers(settings, player, time.time()),
+        "video": {"width": 640, "height": 480, "frameRate": 5, "maxBitrate": 300_000},
+        "analysisRate": settings.analysis_rate,
+    })  # fmt: skip
+
+
+async def rtc_offer(request: web.Request) -> web.Response:
+    """A player's WebRTC offer ``{sdp, type, token}`` → the answer; a bad token or SDP allocates nothing."""
+    context = _context(request)
+    body = await _json_object(request)
+    token, sdp, kind = _text(body, "token", True), _text(body, "sdp", True), _text(body, "type", True)
+    if kind != "offer":
+        raise errors.BadRequestError("'type' must be 'offer'")
+    player = _stream_player(context, token)
+    try:
+        answer = await context.camera.ingest.answer(player, sdp, kind)
+    except ValueError as error:
+        raise errors.BadRequestError(str(error)) from None
+    return web.json_response({"sdp": answer.sdp, "type": answer.type})
+
+
+async def play_request(request: web.Request) -> web.Response:
+    """The player asks to leave the area (36.4.1) or calls the arbiter: an incident for the arbiters' queue."""
+    context = _context(request)
+    player = _stream_player(context, request.match_info["token"])
+    body = await _json_object(request)
+    kind = body.get("kind")
+    if kind not in ("leave", "call"):
+        raise errors.BadRequestError("'kind' must be 'leave' or 'call'")
+    game = context.camera.current_game(player)
+    summary = "asks to leave the competition area" if kind == "leave" else "calls the arbiter"
+    incident = await context.writer.submit(
+        lambda connection, batch: context.service.raise_incident(
+            connection, batch, game, "leave-request" if kind == "leave" else "arbiter-call", f"{player} {summary}",
+            source="player", article="36.4.1" if kind == "leave" else None, player_ref=player, at=now_ms(),
+        )
+    )  # fmt: skip
+    return web.json_response({"incident": incident}, status=201)
 
 
 # --- Read side -----------------------------------------------------------------------------------------------------
@@ -432,6 +505,28 @@ ROUTES: Final = (
         {"201": "the action and any verdict", "400": "malformed", "401": "no or unknown token",
          "403": "beyond the arbiter's authority (16)", "404": "unknown incident", "409": "the rules refuse it"},
         (("incident", "path", "the incident's id"),),
+    ),
+    Route(
+        "POST", "/api/v1/players/{player}/stream-token", post_stream_token,
+        "Issue a player's camera token (bearer token of an arbiter); the player opens /play/{token}",
+        {"201": "the token and the page's address", "401": "no or unknown arbiter token"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route("GET", "/play/{token}", play_page, "The player's camera page", {"200": "the page", "404": "unknown token"},
+          (("token", "path", "the player's stream token"),)),
+    Route(
+        "GET", "/api/v1/rtc/config", rtc_config, "ICE servers and stream settings for a player's page",
+        {"200": "the configuration", "404": "unknown token"}, (("token", "query", "the player's stream token"),),
+    ),
+    Route(
+        "POST", "/api/v1/rtc/offer", rtc_offer, "A player's WebRTC offer {sdp, type, token}; returns the answer",
+        {"200": "the answer {sdp, type}", "400": "malformed body or unusable SDP", "404": "unknown token"},
+    ),
+    Route(
+        "POST", "/api/v1/play/{token}/requests", play_request,
+        "A player's request to leave the area (36.4.1) or call to the arbiter",
+        {"201": "the incident raised", "400": "unknown kind", "404": "unknown token"},
+        (("token", "path", "the player's stream token"),),
     ),
     Route("GET", "/api/v1/stream", stream, "Server-sent events of every committed change", {"200": "an event stream"}),
     Route("GET", "/api/openapi.json", None, "This document", {"200": "the OpenAPI document"}),

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from proctor import api
 from proctor.bus import InProcessBus
+from proctor.camera import Camera
 from proctor.context import CONTEXT, Context
 from proctor.database import create_database_engine, migrate
 from proctor.service import Notice, Service, now_ms
@@ -45,13 +46,16 @@ def _resources(settings: Settings) -> Any:
 
         writer = Writer(engine, service, publish)
         writer.start()
-        app[CONTEXT] = Context(settings, engine, service, writer, bus)
+        camera = Camera(settings, service, writer)
+        camera.start()
+        app[CONTEXT] = Context(settings, engine, service, writer, bus, camera)
         timer = asyncio.create_task(_timers(app[CONTEXT]))
         log.info("proctor ready: %d game(s) loaded", len(service.games))
         yield
         timer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await timer
+        await camera.close()
         await asyncio.to_thread(writer.stop)
         engine.dispose()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 from sqlalchemy import Engine
@@ -20,6 +21,8 @@ class Context:
     service: Service
     writer: Writer
     bus: EventBus
+    camera: Any = None
+    """proctor.camera.Camera: the players' streams (None until started)."""
     platforms_refreshed: float = 0.0
     """When the platforms and their secrets were last read again (monotonic seconds)."""
 

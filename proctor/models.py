@@ -225,3 +225,15 @@ class AuditEntry(SQLModel, table=True):
     detail: dict[str, Any] | None = _json()
     prev_hash: str = Field(max_length=64)
     hash: str = Field(max_length=64, unique=True)
+
+
+class StreamToken(SQLModel, table=True):
+    """A player's token for their camera page and stream (``/play/{token}``); stored hashed."""
+
+    __tablename__ = "stream_token"
+
+    id: int | None = Field(default=None, primary_key=True)
+    token_hash: str = Field(max_length=64, unique=True, index=True)
+    player_ref: str = Field(max_length=100, index=True)
+    created_ms: int = _ms()
+    revoked_ms: int | None = _ms(nullable=True)

@@ -412,7 +412,12 @@ class Service:
             source,
             "incident.raised",
             f"incident:{incident_id}",
-            {"kind": kind, "game": game.id if game else None, "article": article},
+            {
+                "kind": kind,
+                "game": game.id if game else None,
+                "article": article,
+                "media_sha256": (evidence or {}).get("sha256"),
+            },
         )
         batch.notices.append(
             Notice(

@@ -29,6 +29,16 @@ class Settings:
     """Store a full game snapshot every this many applied events (and at the end of the game)."""
     sqlite_synchronous: str = "FULL"
     """SQLite's synchronous pragma: FULL survives power loss; NORMAL survives process crashes only."""
+    ice_servers: str = ""
+    """ICE servers for the players' streams, comma-separated (``stun:host:3478,turn:host:3478?transport=tcp``);
+    none by default: never aiortc's silent public STUN."""
+    turn_secret: str = ""
+    """coturn's static-auth-secret: when set, TURN REST credentials are minted per player."""
+    turn_ttl_s: int = 3600
+    analysis_rate: float = 2.0
+    """Frames analysed per second and stream."""
+    media_dir: str = "media"
+    """Where incident snapshots are kept (each file's SHA-256 goes into the audit log)."""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
