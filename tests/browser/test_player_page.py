@@ -1,0 +1,64 @@
+"""The player's page in a real browser: Debian's Chromium with a fake camera playing a composed clip streams to the
+service over WebRTC, and the service raises the incident with its evidence (36.4.1, 36.4.2).
+
+Each case runs tests/browser/scenario.py in a private network namespace of its own (Chromium gathers no ICE
+candidates on loopback); CI installs Chromium, so there these tests never skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.scenario import THRESHOLDS
+
+ROOT = Path(__file__).parent.parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+LATENCY_BOUND_S = 5.0
+"""How long after its threshold a condition may take to become an incident (frame sampling, detection, storage)."""
+
+
+def run_case(case: str, workdir: Path) -> dict[str, Any]:
+    if not CHROMIUM.exists() or shutil.which("unshare") is None:
+        reason = "needs Debian's chromium and unshare (.ci/run installs chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    done = subprocess.run(
+        ["unshare", "-n", sys.executable, "-m", "tests.browser.scenario", case, str(workdir)],
+        cwd=ROOT, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["status"].startswith("Connected") and result["connected_after_s"] < 10
+    return result
+
+
+def test_the_player_leaves_the_area(tmp_path: Path) -> None:
+    result = run_case("left", tmp_path)
+    incident = result["incident"]
+    assert incident is not None, result
+    assert (incident["kind"], incident["article"], incident["source"]) == ("left-area", "36.4.1", "detector:camera")
+    assert incident["game"] is not None and incident["evidence"]["detail"] == "nobody in front of the camera"
+    assert result["snapshot_sha256"] == incident["evidence"]["sha256"]
+    # Not before the player left, and within the bound after the threshold.
+    assert THRESHOLDS.absence_s <= result["detected_after_change_s"] <= THRESHOLDS.absence_s + LATENCY_BOUND_S
+    assert [kind for kind, _ in result["all_incidents"]] == ["left-area"]
+
+
+def test_a_second_person_comes_in(tmp_path: Path) -> None:
+    result = run_case("extra", tmp_path)
+    incident = result["incident"]
+    assert incident is not None, result
+    assert (incident["kind"], incident["article"]) == ("extra-person", "36.4.2")
+    assert incident["evidence"]["detail"].startswith("2 faces in view")
+    assert result["snapshot_sha256"] == incident["evidence"]["sha256"]
+    assert THRESHOLDS.extra_person_s <= result["detected_after_change_s"] <= THRESHOLDS.extra_person_s + LATENCY_BOUND_S
+    assert [kind for kind, _ in result["all_incidents"]] == ["extra-person"]
