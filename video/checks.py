@@ -16,6 +16,7 @@ Rules (:class:`Monitor`): each condition must hold for ``on_s`` seconds before a
 from __future__ import annotations
 
 import enum
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -120,14 +121,19 @@ class Thresholds:
     """How long a condition must be absent before its finding ends."""
     dark_brightness: float = 18.0
     flat_contrast: float = 6.0
-    frozen_change: float = 0.05
-    """Mean grey-level change between analysed frames below which the picture counts as frozen.  A still room through
-    the browser's VP8 changes by 0.2-0.3 (measured in the browser test); a frozen source decodes to identical frames."""
+    frozen_change: float = 0.1
+    """Median (over the last 5 analysed frames) of the mean grey-level change between them, below which the picture
+    counts as frozen.  Measured through the browser's VP8 in the browser test: a still room 0.2-0.4, a frozen
+    source 0.02-0.09 (the encoder keeps refining it)."""
 
     @classmethod
     def from_policy(cls, values: dict[str, Any]) -> Thresholds:
         known = {name for name in cls.__dataclass_fields__}
         return cls(**{k: float(v) for k, v in values.items() if k in known})
+
+
+FROZEN_WINDOW = 5
+"""Analysed frames whose changes decide whether the picture is frozen."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,15 +163,19 @@ class Monitor:
     """The arbiter granted leave of the area until this time (36.4.1)."""
     conditions: dict[Check, _Condition] = field(default_factory=lambda: {check: _Condition() for check in Check})
     last_frame_at: float | None = None
-    frozen_since_change: float | None = None
+    recent_changes: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=FROZEN_WINDOW))
+    """(time, change) of the last analysed frames."""
 
-    def _update(self, check: Check, present: bool, at: float, hold: float, detail: str) -> list[Finding]:
+    def _update(
+        self, check: Check, present: bool, at: float, hold: float, detail: str, since: float | None = None
+    ) -> list[Finding]:
+        """``since``: when the condition began, if the evidence for it reaches back before this observation."""
         state = self.conditions[check]
         findings: list[Finding] = []
         if present:
             state.cleared_since = None
             if state.since is None:
-                state.since = at
+                state.since = at if since is None else since
             if state.active is None and at - state.since >= hold:
                 state.active = Finding(check, state.since, None, detail)
                 findings.append(state.active)
@@ -192,8 +202,20 @@ class Monitor:
             Check.COVERED, covered, at, t.covered_s,
             f"brightness {observation.brightness:.0f}, contrast {observation.contrast:.1f}",
         )  # fmt: skip
-        frozen = observation.change is not None and observation.change < t.frozen_change and not covered
-        findings += self._update(Check.FROZEN, frozen, at, t.frozen_s, "the picture does not change at all")
+        if observation.change is not None:
+            self.recent_changes.append((at, observation.change))
+        # The median of the last few changes: a frozen source through VP8 still shows the encoder's refinements
+        # (0.02-0.09 here), and a still room its sensor noise (0.2-0.4).  The picture has been frozen since the
+        # window's first frame.
+        frozen = (
+            len(self.recent_changes) == FROZEN_WINDOW
+            and float(np.median([change for _, change in self.recent_changes])) < t.frozen_change
+            and not covered
+        )
+        findings += self._update(
+            Check.FROZEN, frozen, at, t.frozen_s, "the picture does not change at all", since=self.recent_changes[0][0]
+            if self.recent_changes else None,
+        )  # fmt: skip
         # One still frame says nothing; only a camera found frozen (or covered) makes the faces count for nothing.
         usable = not covered and self.conditions[Check.FROZEN].active is None
         faces = len(observation.faces)

@@ -40,10 +40,12 @@ SCRIPTS = {
     # (seconds, people in view): the clip Chromium's fake camera plays (and loops).
     "left": [(8.0, 1), (20.0, 0)],
     "extra": [(6.0, 1), (20.0, 2)],
+    # -1: the last picture repeats exactly (a frozen camera, or a still image fed as one).
+    "frozen": [(6.0, 1), (20.0, -1)],
 }
-CHANGE_AT = {"left": 8.0, "extra": 6.0}
-KIND = {"left": "left-area", "extra": "extra-person"}
-THRESHOLDS = Thresholds(absence_s=3.0, extra_person_s=2.0, clear_s=2.0)
+CHANGE_AT = {"left": 8.0, "extra": 6.0, "frozen": 6.0}
+KIND = {"left": "left-area", "extra": "extra-person", "frozen": "camera-frozen"}
+THRESHOLDS = Thresholds(absence_s=3.0, extra_person_s=2.0, frozen_s=3.0, clear_s=2.0)
 ARBITER_TOKEN = "browser-test-arbiter"
 
 
@@ -65,10 +67,13 @@ def write_y4m(path: Path, script: list[tuple[float, int]]) -> None:
     with path.open("wb") as out:
         out.write(f"YUV4MPEG2 W640 H480 F{FPS}:1 Ip A1:1 C420jpeg\n".encode())
         frames = int(script[-1][0] * FPS)
+        picture = b""
         for index in range(frames):
             second = index / FPS
             people = next(n for until, n in script if second < until)
-            out.write(b"FRAME\n" + cv2.cvtColor(scene(people, rng), cv2.COLOR_BGR2YUV_I420).tobytes())
+            if people >= 0:
+                picture = cv2.cvtColor(scene(people, rng), cv2.COLOR_BGR2YUV_I420).tobytes()
+            out.write(b"FRAME\n" + picture)
 
 
 def prepare_database(url: str) -> str:

@@ -62,3 +62,15 @@ def test_a_second_person_comes_in(tmp_path: Path) -> None:
     assert result["snapshot_sha256"] == incident["evidence"]["sha256"]
     assert THRESHOLDS.extra_person_s <= result["detected_after_change_s"] <= THRESHOLDS.extra_person_s + LATENCY_BOUND_S
     assert [kind for kind, _ in result["all_incidents"]] == ["extra-person"]
+
+
+def test_the_camera_freezes(tmp_path: Path) -> None:
+    """The picture stops changing (a still image fed as the camera): the encoder keeps refining it for a while, so
+    this is the slowest of the three to show."""
+    result = run_case("frozen", tmp_path)
+    incident = result["incident"]
+    assert incident is not None, result
+    assert (incident["kind"], incident["article"]) == ("camera-frozen", "36.4")
+    assert result["snapshot_sha256"] == incident["evidence"]["sha256"]
+    assert THRESHOLDS.frozen_s <= result["detected_after_change_s"] <= THRESHOLDS.frozen_s + LATENCY_BOUND_S
+    assert [kind for kind, _ in result["all_incidents"]] == ["camera-frozen"]
