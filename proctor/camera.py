@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import hmac
 import logging
 import secrets
 import time
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +87,9 @@ class Camera:
     ingest: Ingest | None = None
     checks_note: str = ""
     open_incidents: dict[tuple[str, str], int] = field(default_factory=dict)
+    raised: dict[tuple[str, str, float], int] = field(default_factory=dict)
+    """The incident each started finding raised, until its clip is attached."""
+    sweeper: asyncio.Task[None] | None = None
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(2, "proctor-video"))
 
@@ -96,20 +101,62 @@ class Camera:
             rate=self.settings.analysis_rate,
             thresholds=thresholds or Thresholds(),
         )
-        self.ingest = Ingest(config, detector, self.executor, self.on_finding)
+        self.ingest = Ingest(config, detector, self.executor, self.on_finding, self.on_clip)
         self.ingest.start()
+        self.sweeper = asyncio.get_running_loop().create_task(self._sweep_media_forever())
 
     async def close(self) -> None:
+        if self.sweeper is not None:
+            self.sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.sweeper
         if self.ingest is not None:
             await self.ingest.close()
         if self.pending:
             await asyncio.gather(*self.pending, return_exceptions=True)
         self.executor.shutdown(wait=False, cancel_futures=True)
 
-    def on_finding(self, player_ref: str, finding: Finding, snapshot: bytes | None) -> None:
-        task = asyncio.get_running_loop().create_task(self._record(player_ref, finding, snapshot))
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
         self.pending.add(task)
         task.add_done_callback(self.pending.discard)
+
+    def on_finding(self, player_ref: str, finding: Finding, snapshot: bytes | None) -> None:
+        self._spawn(self._record(player_ref, finding, snapshot))
+
+    def on_clip(self, player_ref: str, finding: Finding, clip: bytes) -> None:
+        self._spawn(self._attach_clip(player_ref, finding, clip))
+
+    async def _attach_clip(self, player_ref: str, finding: Finding, clip: bytes) -> None:
+        key = (player_ref, finding.check.value, finding.started)
+        for _ in range(50):  # the incident is normally stored long before its clip is ready
+            if key in self.raised:
+                break
+            await asyncio.sleep(0.1)
+        incident = self.raised.pop(key, None)
+        if incident is None:
+            return
+        name, digest = self._save(clip, finding, "webm"), _sha256(clip)
+        note = f"clip {name} ({len(clip) // 1024} kB)"
+        try:
+            await self.writer.submit(
+                lambda connection, batch: self.service.add_evidence(
+                    connection, batch, incident, DETECTOR, name, digest, note, now_ms()
+                )
+            )
+        except Exception:
+            log.exception("attaching a clip failed")
+
+    async def _sweep_media_forever(self) -> None:
+        """Media older than the retention setting is deleted, every hour; the incident records stay."""
+        while True:
+            removed = await asyncio.get_running_loop().run_in_executor(
+                self.executor, sweep_media, Path(self.settings.media_dir),
+                self.settings.media_retention_days * 86_400, time.time(),
+            )  # fmt: skip
+            if removed:
+                log.info("retention: deleted %d media files", len(removed))
+            await asyncio.sleep(3600)
 
     def current_game(self, player_ref: str) -> int | None:
         live = [g.id for g in self.service.games.values() if player_ref in g.refs and not g.state.is_over]
@@ -132,7 +179,9 @@ class Camera:
                         at=int(finding.started * 1000),
                     )  # fmt: skip
 
-                self.open_incidents[key] = await self.writer.submit(raise_it)
+                incident_id = await self.writer.submit(raise_it)
+                self.open_incidents[key] = incident_id
+                self.raised[(player_ref, finding.check.value, finding.started)] = incident_id
             else:
                 incident = self.open_incidents.pop(key, None)
                 if incident is None:
@@ -148,12 +197,24 @@ class Camera:
         except Exception:
             log.exception("recording a camera finding failed")
 
-    def _save(self, data: bytes, finding: Finding) -> str:
+    def _save(self, data: bytes, finding: Finding, extension: str = "jpg") -> str:
         folder = Path(self.settings.media_dir)
         folder.mkdir(parents=True, exist_ok=True)
-        name = f"{int(finding.started * 1000)}-{finding.check.value}-{secrets.token_hex(4)}.jpg"
+        name = f"{int(finding.started * 1000)}-{finding.check.value}-{secrets.token_hex(4)}.{extension}"
         (folder / name).write_bytes(data)
         return name
+
+
+def sweep_media(folder: Path, max_age_s: float, now: float) -> list[str]:
+    """Delete the media files in ``folder`` last written more than ``max_age_s`` before ``now``; their names."""
+    if not folder.is_dir():
+        return []
+    removed = []
+    for path in folder.iterdir():
+        if path.is_file() and path.stat().st_mtime < now - max_age_s:
+            path.unlink(missing_ok=True)
+            removed.append(path.name)
+    return sorted(removed)
 
 
 def _sha256(data: bytes) -> str:

@@ -892,6 +892,27 @@ class Service:
         batch.notices.append(Notice("incident-action", {"incident": incident_id, "action": action, "verdict": verdict}))
         return {"incident": incident_id, "action": action, "verdict": verdict}
 
+    def add_evidence(
+        self, connection: Connection, batch: Batch, incident_id: int, who: Identity, media: str, sha256: str,
+        note: str, server_now: int,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Evidence that came after the incident was raised (a clip): an ``evidence`` action naming the file, with
+        its SHA-256 in the audit log."""
+        if (
+            connection.execute(select(_table(Incident).c.id).where(_table(Incident).c.id == incident_id)).first()
+            is None
+        ):
+            raise NotFoundError(f"no incident {incident_id}")
+        detail = {"evidence": {"media": [media], "sha256": sha256}}
+        self.stage(batch, "incident_action", {
+            "id": self.allocate(batch, "incident_action"), "incident_id": incident_id, "arbiter": who.name,
+            "role": who.role.value, "action": "evidence", "note": note, "verdict": detail, "created_ms": server_now,
+        })  # fmt: skip
+        self.audit(connection, batch, server_now, who.label, "incident.evidence", f"incident:{incident_id}",
+                   {"media_sha256": sha256})  # fmt: skip
+        batch.notices.append(Notice("incident-action", {"incident": incident_id, "action": "evidence"}))
+        return {"incident": incident_id, "action": "evidence"}
+
 
 @dataclass(frozen=True, slots=True)
 class Identity:

@@ -38,7 +38,9 @@ class Settings:
     analysis_rate: float = 2.0
     """Frames analysed per second and stream."""
     media_dir: str = "media"
-    """Where incident snapshots are kept (each file's SHA-256 goes into the audit log)."""
+    """Where incident snapshots and clips are kept (each file's SHA-256 goes into the audit log)."""
+    media_retention_days: float = 90.0
+    """Snapshots and clips older than this are deleted (the incident records and their hashes are kept)."""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:

@@ -7,11 +7,14 @@ import asyncio
 import base64
 import hashlib
 import hmac
+import io
+import os
 import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import av
 import numpy as np
 import pytest
 from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription, VideoStreamTrack
@@ -19,6 +22,7 @@ from av import VideoFrame
 from sqlalchemy import insert, select
 from sqlmodel import col
 
+from proctor.camera import sweep_media
 from proctor.database import create_database_engine
 from proctor.models import Arbiter, AuditEntry
 from proctor.service import token_hash
@@ -26,6 +30,7 @@ from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context
 from tests.video.frames import scene
 from video.checks import Thresholds
+from video.ingest import ClipSettings
 
 pytestmark = pytest.mark.asyncio
 
@@ -79,6 +84,7 @@ async def test_the_player_leaves_and_another_person_comes_in(platform: Platforme
                                                              tmp_path: Path) -> None:  # fmt: skip
     context = app_context(platform)
     context.camera.ingest.settings.thresholds = Thresholds(absence_s=1.5, extra_person_s=1.0, clear_s=1.0)
+    context.camera.ingest.settings.clip = ClipSettings(before_s=3.0, after_s=1.0)
     context.camera.settings = Settings(database_url=settings.database_url, media_dir=str(tmp_path / "media"))
     start = int(time.time() * 1000) - 5_000
     await platform.create("cam1", start=start)
@@ -94,7 +100,8 @@ async def test_the_player_leaves_and_another_person_comes_in(platform: Platforme
             await asyncio.sleep(0.1)
             incidents = await (await platform.client.get("/api/v1/incidents")).json()
             kinds = [i["kind"] for i in incidents]
-            if "left-area" in kinds:
+            left_actions = [a["action"] for i in incidents if i["kind"] == "left-area" for a in i["actions"]]
+            if "evidence" in left_actions:  # the clip comes after_s after the incident
                 break
     finally:
         await pc.close()
@@ -105,15 +112,19 @@ async def test_the_player_leaves_and_another_person_comes_in(platform: Platforme
     (name,) = left["evidence"]["media"]
     data = (tmp_path / "media" / name).read_bytes()
     assert data[:2] == b"\xff\xd8" and hashlib.sha256(data).hexdigest() == left["evidence"]["sha256"]
+    clip_action = next(a for a in left["actions"] if a["action"] == "evidence")
+    clip_evidence = clip_action["verdict"]["evidence"]
+    clip = (tmp_path / "media" / clip_evidence["media"][0]).read_bytes()
+    assert hashlib.sha256(clip).hexdigest() == clip_evidence["sha256"]
+    with av.open(io.BytesIO(clip), "r") as container:  # a playable WebM of the seconds around the incident
+        frames = [frame.to_ndarray(format="bgr24") for frame in container.decode(video=0)]
+    assert 4 <= len(frames) <= 12 and frames[0].shape == (240, 320, 3)
     engine = create_database_engine(settings)
     with engine.connect() as connection:
-        audited = (
-            connection.execute(select(col(AuditEntry.detail)).where(col(AuditEntry.action) == "incident.raised"))
-            .scalars()
-            .all()
-        )
+        audited = connection.execute(select(col(AuditEntry.action), col(AuditEntry.detail))).all()
     engine.dispose()
-    assert any(d and d.get("media_sha256") == left["evidence"]["sha256"] for d in audited)
+    hashes = {(action, (detail or {}).get("media_sha256")) for action, detail in audited}
+    assert {("incident.raised", left["evidence"]["sha256"]), ("incident.evidence", clip_evidence["sha256"])} <= hashes
     session = context.camera.ingest.sessions["cam1-b"]
     assert session.frames_analysed >= 10 and session.frames_dropped > session.frames_analysed  # drained, sampled
 
@@ -158,3 +169,14 @@ async def test_turn_credentials_are_minted_per_player(platform: Platformer, sett
     assert player == "p-z" and int(expiry) > time.time()
     expected = base64.b64encode(hmac.new(b"s3cret", server["username"].encode(), hashlib.sha1).digest()).decode()
     assert server["credential"] == expected
+
+
+async def test_media_past_retention_is_deleted_and_newer_media_kept(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.jpg", tmp_path / "new.webm"
+    old.write_bytes(b"x")
+    new.write_bytes(b"y")
+    now = time.time()
+    os.utime(old, (now - 10 * 86_400, now - 10 * 86_400))
+    assert sweep_media(tmp_path, 7 * 86_400, now) == ["old.jpg"]
+    assert not old.exists() and new.exists()
+    assert sweep_media(tmp_path / "missing", 1, now) == []
