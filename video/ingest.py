@@ -66,9 +66,8 @@ class RingBuffer:
 
 
 def small_jpeg(image: Frame) -> bytes:
-    ok, encoded = cv2.imencode(".jpg", cv2.resize(image, CLIP_SIZE, interpolation=cv2.INTER_AREA),
-                               [int(cv2.IMWRITE_JPEG_QUALITY), 70])  # fmt: skip
-    return bytes(encoded) if ok else b""
+    small: Frame = cv2.resize(image, CLIP_SIZE, interpolation=cv2.INTER_AREA).astype(np.uint8, copy=False)
+    return _jpeg(small, quality=70)
 
 
 def encode_clip(frames: list[tuple[float, bytes]], rate: float) -> bytes:
@@ -180,8 +179,8 @@ class StreamSession:
             self.on_finding(self.player_ref, finding, None)
 
 
-def _jpeg(image: Frame) -> bytes:
-    ok, encoded = cv2.imencode(".jpg", image, [int(cv2.IMWRITE_JPEG_QUALITY), 80])
+def _jpeg(image: Frame, quality: int = 80) -> bytes:
+    ok, encoded = cv2.imencode(".jpg", image, [int(cv2.IMWRITE_JPEG_QUALITY), quality])
     return bytes(encoded) if ok else b""
 
 

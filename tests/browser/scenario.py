@@ -26,11 +26,12 @@ from sqlalchemy import insert
 
 from proctor.app import create_app
 from proctor.context import CONTEXT
-from proctor.database import create_database_engine, migrate
-from proctor.models import Arbiter, Platform, PlatformSecret
+from proctor.database import create_database_engine
+from proctor.models import Arbiter
 from proctor.service import token_hash
 from proctor.settings import Settings
-from proctor.signatures import new_secret, signed_headers
+from proctor.signatures import signed_headers
+from tests.proctor.conftest import iso, register_platform
 from tests.video.frames import scene
 from video.checks import Thresholds
 
@@ -77,20 +78,13 @@ def write_y4m(path: Path, script: list[tuple[float, int]]) -> None:
 
 
 def prepare_database(url: str) -> str:
+    """A migrated database with the platform ``web`` and an arbiter; the platform's webhook secret."""
+    secret = register_platform(url, "web")
     engine = create_database_engine(Settings(database_url=url))
-    migrate(engine)
-    secret = new_secret()
     with engine.begin() as connection:
-        connection.execute(insert(Platform).values(id=1, name="web", created_ms=0))
-        connection.execute(insert(PlatformSecret).values(platform_id=1, secret=secret, created_ms=0))
         connection.execute(insert(Arbiter).values(name="Arb", role="arbiter", token_hash=token_hash(ARBITER_TOKEN)))
     engine.dispose()
     return secret
-
-
-def iso(ms: int) -> str:
-    seconds, rest = divmod(ms, 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{rest:03d}Z"
 
 
 async def start_game(http: ClientSession, base: str, secret: str) -> None:
