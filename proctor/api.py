@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,6 +271,96 @@ async def play_request(request: web.Request) -> web.Response:
     return web.json_response({"incident": incident}, status=201)
 
 
+async def play_events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events for one player's page: the arbiters' messages, prompts, leave grants and approval."""
+    context = _context(request)
+    player = _stream_player(context, request.match_info["token"])
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    with contextlib.suppress(ConnectionResetError):
+        async with contextlib.aclosing(context.camera.listen(player)) as frames:
+            async for frame in frames:
+                await response.write(frame.encode())
+    return response
+
+
+# --- The arbiters' controls over a player's camera (36) --------------------------------------------------------------
+
+
+def _incident_param(body: dict[str, Any]) -> int | None:
+    incident = body.get("incident")
+    if incident is not None and (isinstance(incident, bool) or not isinstance(incident, int)):
+        raise errors.BadRequestError("'incident' must be an incident's id")
+    return incident
+
+
+def _whole_number(body: dict[str, Any], name: str, bounds: tuple[int, int], default: int | None = None) -> int:
+    value = body.get(name, default)
+    low, high = bounds
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise errors.BadRequestError(f"'{name}' must be a whole number from {low} to {high}")
+    return value
+
+
+def _free_text(body: dict[str, Any], name: str, required: bool) -> str:
+    value = _text(body, name, required).strip()
+    if len(value) > camera_module.MAX_TEXT:
+        raise errors.BadRequestError(f"'{name}' must be at most {camera_module.MAX_TEXT} characters")
+    return value
+
+
+async def post_camera_message(request: web.Request) -> web.Response:
+    """A message to the player's page, shown at once with its time."""
+    who = arbiter(request)
+    body = await _json_object(request)
+    text, incident = _free_text(body, "text", required=True), _incident_param(body)
+    result = await _context(request).camera.send_message(who, request.match_info["player"], text, incident)
+    return web.json_response(result, status=201)
+
+
+async def post_camera_prompt(request: web.Request) -> web.Response:
+    """Ask the player to show something on camera (ear check 36.2, room scan, pan check 36.4), recording the window."""
+    who = arbiter(request)
+    body = await _json_object(request)
+    kinds = [prompt.value for prompt in camera_module.Prompt]
+    if body.get("kind") not in kinds:
+        raise errors.BadRequestError(f"'kind' must be one of {', '.join(kinds)}")
+    prompt = camera_module.Prompt(body["kind"])
+    seconds = _whole_number(body, "seconds", camera_module.PROMPT_SECONDS, default=15)
+    incident = _incident_param(body)
+    result = await _context(request).camera.prompt(who, request.match_info["player"], prompt, seconds, incident)
+    return web.json_response(result, status=201)
+
+
+async def post_camera_leave(request: web.Request) -> web.Response:
+    """Grant leave of the competition area (36.4.1) for some minutes."""
+    who = arbiter(request)
+    body = await _json_object(request)
+    minutes = _whole_number(body, "minutes", camera_module.LEAVE_MINUTES)
+    reason, incident = _free_text(body, "reason", required=True), _incident_param(body)
+    result = await _context(request).camera.grant_leave(who, request.match_info["player"], minutes, reason, incident)
+    return web.json_response(result, status=201)
+
+
+async def post_camera_approval(request: web.Request) -> web.Response:
+    """Approve (or not) the player's setup after the pre-game environment check."""
+    who = arbiter(request)
+    body = await _json_object(request)
+    approved = body.get("approved")
+    if not isinstance(approved, bool):
+        raise errors.BadRequestError("'approved' must be true or false")
+    note = _free_text(body, "note", required=not approved)
+    incident = _incident_param(body)
+    result = await _context(request).camera.approve(who, request.match_info["player"], approved, note, incident)
+    return web.json_response(result, status=201)
+
+
+async def get_camera(request: web.Request) -> web.Response:
+    """The player's camera as the arbiters see it."""
+    arbiter(request)
+    return web.json_response(_context(request).camera.status(request.match_info["player"]))
+
+
 # --- Read side -----------------------------------------------------------------------------------------------------
 
 
@@ -527,6 +618,51 @@ ROUTES: Final = (
         "A player's request to leave the area (36.4.1) or call to the arbiter",
         {"201": "the incident raised", "400": "unknown kind", "404": "unknown token"},
         (("token", "path", "the player's stream token"),),
+    ),
+    Route(
+        "GET", "/api/v1/play/{token}/events", play_events,
+        "Server-sent events for the player's page only: the arbiters' messages, prompts, leave grants and approval "
+        "(the first event, state, is what the page should show now)",
+        {"200": "an event stream", "404": "unknown token"}, (("token", "path", "the player's stream token"),),
+    ),
+    Route(
+        "POST", "/api/v1/players/{player}/camera/messages", post_camera_message,
+        "Send the player's page a message {text, incident} (bearer token of an arbiter; audited)",
+        {"201": "the message's id and time", "400": "empty or longer than 500 characters, or a bad incident",
+         "401": "no or unknown arbiter token", "404": "unknown player or incident"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
+        "POST", "/api/v1/players/{player}/camera/prompts", post_camera_prompt,
+        "Ask the player to show something on camera {kind: ear-check (36.2), room-scan or pan-check (36.4), seconds "
+        "5-60 (15), incident}: the page shows it with a countdown, and the window's clip (and for the ear check two "
+        "stills) become evidence on the incident given or on a new one",
+        {"201": "the prompt's id, its incident and when it ends", "400": "bad kind, seconds or incident",
+         "401": "no or unknown arbiter token", "404": "unknown player or incident",
+         "409": "the player has no live camera stream"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
+        "POST", "/api/v1/players/{player}/camera/leave", post_camera_leave,
+        "Grant leave of the competition area (36.4.1) {minutes 1-60, reason, incident}: the left-area check stays "
+        "quiet until then, across reconnections",
+        {"201": "the grant and its end", "400": "minutes out of range, no reason, or a bad incident",
+         "401": "no or unknown arbiter token", "404": "unknown player or incident"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
+        "POST", "/api/v1/players/{player}/camera/approval", post_camera_approval,
+        "Approve (or not) the player's setup after the pre-game environment check {approved, note, incident}",
+        {"201": "the approval as stored", "400": "malformed (a refusal needs a note)",
+         "401": "no or unknown arbiter token", "404": "unknown player or incident"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
+        "GET", "/api/v1/players/{player}/camera", get_camera,
+        "The player's camera for arbiters: connected since, frames, active findings, leave, approval, last prompts "
+        "and messages, which checks run",
+        {"200": "the status", "401": "no or unknown arbiter token", "404": "unknown player"},
+        (("player", "path", "the player's id on the platform"),),
     ),
     Route("GET", "/api/v1/stream", stream, "Server-sent events of every committed change", {"200": "an event stream"}),
     Route("GET", "/api/openapi.json", None, "This document", {"200": "the OpenAPI document"}),

@@ -4,6 +4,11 @@ of the video checks turned into incidents with their evidence.
 A finding that starts raises an incident (kind = the check, its article from 36, source ``detector:camera``) on the
 player's current game, with a JPEG snapshot saved under ``media_dir`` and its SHA-256 in the incident's evidence and
 in the audit log; when the condition ends, a note is added to the same incident.
+
+The arbiters' controls over a player's camera (36): messages to the player's page, prompts (ear check 36.2, room scan
+and pan check 36.4) whose window is recorded as evidence, leave of the area (36.4.1) and the approval of the player's
+setup.  Each is an append-only ``camera_action`` row, an audit entry naming it, and a note on the incident it concerns;
+the player's page hears of it on its own event stream (:meth:`Camera.listen`), and no other page does.
 """
 
 from __future__ import annotations
@@ -11,12 +16,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import enum
 import hashlib
 import hmac
+import json
 import logging
 import secrets
 import time
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Awaitable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,14 +34,14 @@ from sqlalchemy import Connection, insert, select, update
 from sqlmodel import col
 
 from engine.penalties import Role
-from proctor.errors import NotFoundError, UnauthorizedError
-from proctor.models import StreamToken
+from proctor.errors import BadRequestError, ConflictError, NotFoundError, UnauthorizedError
+from proctor.models import CameraAction, Incident, StreamToken
 from proctor.service import Batch, Identity, Service, now_ms, token_hash
 from proctor.settings import Settings
 from proctor.writer import Writer
-from video.checks import Finding, Thresholds
+from video.checks import Finding, PanVerdict, Thresholds, judge_pan
 from video.detectors import available_detector
-from video.ingest import Ingest, IngestSettings
+from video.ingest import CaptureResult, Ingest, IngestSettings, face_centre, face_turn, turned_furthest
 
 log = logging.getLogger("proctor.camera")
 
@@ -79,6 +86,48 @@ def ice_servers(settings: Settings, player_ref: str, now_s: float) -> list[dict[
     return servers
 
 
+class Prompt(enum.Enum):
+    """What an arbiter may ask a player to show on camera: the page shows the instruction with a countdown, and the
+    stream is recorded for that window as evidence."""
+
+    EAR_CHECK = "ear-check"
+    ROOM_SCAN = "room-scan"
+    PAN_CHECK = "pan-check"
+
+    @property
+    def article(self) -> str:
+        return {"ear-check": "36.2", "room-scan": "36.4", "pan-check": "36.4"}[self.value]
+
+    @property
+    def title(self) -> str:
+        return {
+            "ear-check": "Ear check",
+            "room-scan": "Pre-game environment check",
+            "pan-check": "Virtual background check",
+        }[self.value]
+
+    @property
+    def instruction(self) -> str:
+        return {
+            "ear-check": "Turn your head slowly to the left, then to the right, so that both ears can be seen.",
+            "room-scan": "Pan the camera slowly around the room, the desk and the floor, then back.",
+            "pan-check": "Tilt or pan the camera slowly left and right.",
+        }[self.value]
+
+    @property
+    def keeps_stills(self) -> bool:
+        """The ear check also keeps the frames where the face is turned furthest left and right."""
+        return self is Prompt.EAR_CHECK
+
+
+PROMPT_SECONDS = (5, 60)
+"""A prompt's window: at least and at most this many seconds (15 by default)."""
+LEAVE_MINUTES = (1, 60)
+MAX_TEXT = 500
+RECENT = 5
+"""How many recent prompts and messages the status and the page's first event carry."""
+
+
 @dataclass
 class Camera:
     settings: Settings
@@ -92,9 +141,15 @@ class Camera:
     sweeper: asyncio.Task[None] | None = None
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(2, "proctor-video"))
+    pages: dict[str, set[asyncio.Queue[str]]] = field(default_factory=dict)
+    """Each player's open pages (their event streams), by player."""
+    page_events: int = 0
+    prompting: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The prompt each player's page is showing, until its window ends."""
+    captures: set[asyncio.Task[None]] = field(default_factory=set)
 
     def start(self, thresholds: Thresholds | None = None) -> None:
-        detector, self.checks_note = available_detector()
+        detector, self.checks_note = available_detector(Path(self.settings.models_dir))
         log.info("video checks: %s", self.checks_note)
         config = IngestSettings(
             ice_servers=[RTCIceServer(**s) for s in ice_servers(self.settings, "service", time.time())],
@@ -103,9 +158,16 @@ class Camera:
         )
         self.ingest = Ingest(config, detector, self.executor, self.on_finding, self.on_clip)
         self.ingest.start()
+        with self.writer.engine.connect() as connection:
+            for player_ref, until_ms in leave_granted(connection, now_ms()).items():
+                self.ingest.grant_leave(player_ref, until_ms / 1000)
         self.sweeper = asyncio.get_running_loop().create_task(self._sweep_media_forever())
 
     async def close(self) -> None:
+        for task in list(self.captures):
+            task.cancel()
+        if self.captures:
+            await asyncio.gather(*self.captures, return_exceptions=True)
         if self.sweeper is not None:
             self.sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -198,11 +260,372 @@ class Camera:
             log.exception("recording a camera finding failed")
 
     def _save(self, data: bytes, finding: Finding, extension: str = "jpg") -> str:
+        return self._write_media(data, f"{int(finding.started * 1000)}-{finding.check.value}", extension)
+
+    def _write_media(self, data: bytes, stem: str, extension: str) -> str:
         folder = Path(self.settings.media_dir)
         folder.mkdir(parents=True, exist_ok=True)
-        name = f"{int(finding.started * 1000)}-{finding.check.value}-{secrets.token_hex(4)}.{extension}"
+        name = f"{stem}-{secrets.token_hex(4)}.{extension}"
         (folder / name).write_bytes(data)
         return name
+
+    # --- The arbiters' controls -------------------------------------------------------------------------------------
+
+    def require_known(self, player_ref: str) -> None:
+        """NotFoundError unless the player was ever issued a stream token (only then is there a page to talk to)."""
+        with self.writer.engine.connect() as connection:
+            known = connection.execute(
+                select(col(StreamToken.id)).where(col(StreamToken.player_ref) == player_ref).limit(1)
+            ).first()
+        if known is None:
+            raise NotFoundError(f"no player {player_ref!r} with a camera: issue their stream token first")
+
+    async def _record_control(self, action: CameraControl, at: int) -> tuple[int, int | None]:
+        result: tuple[int, int | None] = await self.writer.submit(
+            lambda connection, batch: action.record(self.service, connection, batch, at)
+        )
+        return result
+
+    async def send_message(self, who: Identity, player_ref: str, text: str, incident: int | None) -> dict[str, Any]:
+        """A message shown on the player's page."""
+        self.require_known(player_ref)
+        at = now_ms()
+        action = CameraControl(who, player_ref, "message", incident, {"text": text},
+                               {"text_sha256": _sha256(text.encode())}, f"message to the player: {text}")  # fmt: skip
+        row_id, _ = await self._record_control(action, at)
+        self.tell(player_ref, "message", {"id": row_id, "text": text, "at": at})
+        return {"id": row_id, "player": player_ref, "incident": incident, "at": at}
+
+    async def prompt(
+        self, who: Identity, player_ref: str, prompt: Prompt, seconds: int, incident: int | None
+    ) -> dict[str, Any]:
+        """Show the prompt on the player's page and record the stream for its window; the clip (and, for the ear
+        check, two stills) become evidence on the incident: the one given, or a new one of the prompt's kind."""
+        self.require_known(player_ref)
+        if self.ingest is None or self.ingest.live(player_ref) is None:
+            raise ConflictError(f"player {player_ref!r} has no live camera stream: ask them to open their link first")
+        at = now_ms()
+        detail = {"prompt": prompt.value, "article": prompt.article, "seconds": seconds}
+        new_incident = None if incident is not None else NewIncident(
+            self.current_game(player_ref), prompt.value, f"{prompt.title}: the arbiter asked for it ({seconds} s)",
+            prompt.article,
+        )  # fmt: skip
+        action = CameraControl(who, player_ref, "prompt", incident, detail, detail,
+                               f"{prompt.title} ({prompt.article}) prompted: {seconds} s", new_incident)  # fmt: skip
+        row_id, incident_id = await self._record_control(action, at)
+        assert incident_id is not None  # the one named, or the one raised
+        until = now_ms() + seconds * 1000
+        shown = {"id": row_id, "kind": prompt.value, "title": prompt.title, "article": prompt.article,
+                 "instruction": prompt.instruction, "seconds": seconds, "until": until}  # fmt: skip
+        try:
+            recording = self.ingest.capture(player_ref, seconds, stills=prompt.keeps_stills)
+        except LookupError:  # the stream dropped while the prompt was being stored
+            recording = None
+        self.prompting[player_ref] = shown
+        self.tell(player_ref, "prompt", {**shown, "remaining_ms": seconds * 1000})
+        task = asyncio.get_running_loop().create_task(
+            self._keep_capture(who, player_ref, prompt, row_id, incident_id, seconds, recording)
+        )
+        self.captures.add(task)
+        task.add_done_callback(self.captures.discard)
+        return {"id": row_id, "player": player_ref, "kind": prompt.value, "incident": incident_id,
+                "seconds": seconds, "until": until}  # fmt: skip
+
+    def _pan_verdict(self, prompt: Prompt, result: CaptureResult) -> PanVerdict | None:
+        """The pan check's verdict (36.4): did the background move with the camera?"""
+        seen = [frame.observation for frame in result.frames if frame.observation is not None]
+        if prompt is not Prompt.PAN_CHECK or not seen:
+            return None
+        return judge_pan(seen, self.ingest.settings.thresholds if self.ingest else None)
+
+    async def _keep_capture(
+        self, who: Identity, player_ref: str, prompt: Prompt, row_id: int, incident: int, seconds: int,
+        recording: Awaitable[CaptureResult] | None,
+    ) -> None:  # fmt: skip
+        try:
+            result = await recording if recording is not None else CaptureResult((), b"")
+        except Exception:
+            log.exception("recording a prompt failed")
+            result = CaptureResult((), b"")
+        finally:
+            if self.prompting.get(player_ref, {}).get("id") == row_id:
+                del self.prompting[player_ref]
+        stem = f"{now_ms()}-{prompt.value}"
+        evidence: list[tuple[str, str, str]] = []  # (file, SHA-256, note) of each file kept
+        if result.clip:
+            name = self._write_media(result.clip, stem, "webm")
+            evidence.append((name, _sha256(result.clip), f"clip of the {prompt.title.lower()}, {len(result.frames)} "
+                             f"frames over {seconds} s ({len(result.clip) // 1024} kB)"))  # fmt: skip
+        stills: list[dict[str, Any]] = []
+        turned = turned_furthest(result.frames) if prompt.keeps_stills else None
+        for side, frame in zip(("left", "right"), turned or (), strict=False):
+            if frame.still is None:
+                continue
+            name, digest = self._write_media(frame.still, f"{stem}-{side}", "jpg"), _sha256(frame.still)
+            centre, turn = face_centre(frame) or 0.0, face_turn(frame)
+            how = f"turned {turn:+.2f} eye distances" if turn is not None else f"its centre at x={centre:.0f} px"
+            evidence.append((name, digest, f"still: the head turned furthest {side} in the picture ({how})"))
+            stills.append({"side": side, "media": name, "sha256": digest, "centre_x": centre, "turn": turn})
+        detail: dict[str, Any] = {"prompt": row_id, "frames": len(result.frames)}
+        if result.clip:
+            detail["clip"] = {"media": evidence[0][0], "sha256": evidence[0][1]}
+        if prompt.keeps_stills:
+            detail["stills"] = stills
+        audited = {"prompt": row_id, "frames": len(result.frames), "clip_sha256": detail.get("clip", {}).get("sha256"),
+                   "stills_sha256": [still["sha256"] for still in stills]}  # fmt: skip
+        verdict = self._pan_verdict(prompt, result)
+        if verdict is not None:
+            detail["pan"] = {"outcome": verdict.outcome.value, "face_travel": round(verdict.face_travel, 3),
+                             "background_change": round(verdict.background_change, 2)}  # fmt: skip
+            audited["pan"] = verdict.outcome.value
+        if not result.frames:
+            note = f"{prompt.title}: no picture arrived in the {seconds} s window, nothing was recorded"
+        elif verdict is not None:
+            note = f"{prompt.title} (36.4): {verdict.detail}"
+        elif prompt.keeps_stills and not stills:
+            note = f"{prompt.title}: recorded; no face was found in the window, so no stills were kept"
+        else:
+            note = ""
+
+        def keep(connection: Connection, batch: Batch) -> Any:
+            for name, digest, text in evidence:
+                self.service.add_evidence(connection, batch, incident, who, name, digest, text, now_ms())
+            action = CameraControl(who, player_ref, "capture", incident, detail, audited, note)
+            return action.record(self.service, connection, batch, now_ms())
+
+        try:
+            await self.writer.submit(keep)
+        except Exception:
+            log.exception("keeping a prompt's recording failed")
+
+    async def grant_leave(
+        self, who: Identity, player_ref: str, minutes: int, reason: str, incident: int | None
+    ) -> dict[str, Any]:
+        """Leave of the competition area (36.4.1) until now + ``minutes``: the left-area check stays quiet until then,
+        on this stream and on any the player opens later (and after a restart)."""
+        self.require_known(player_ref)
+        at = now_ms()
+        until = at + minutes * 60_000
+        clock = time.strftime("%H:%M", time.gmtime(until / 1000))
+        action = CameraControl(
+            who, player_ref, "leave", incident, {"minutes": minutes, "until": until, "reason": reason},
+            {"minutes": minutes, "until_ms": until, "reason_sha256": _sha256(reason.encode())},
+            f"leave of the area granted for {minutes} min, until {clock} UTC (36.4.1): {reason}",
+        )  # fmt: skip
+        row_id, _ = await self._record_control(action, at)
+        if self.ingest is not None:
+            self.ingest.grant_leave(player_ref, until / 1000)
+        self.tell(player_ref, "leave", {"until": until, "minutes": minutes})
+        return {"id": row_id, "player": player_ref, "incident": incident, "until": until}
+
+    async def approve(
+        self, who: Identity, player_ref: str, approved: bool, note: str, incident: int | None
+    ) -> dict[str, Any]:
+        """The arbiter's approval of the player's setup after the pre-game environment check (36.4)."""
+        self.require_known(player_ref)
+        at = now_ms()
+        verdict = "setup approved" if approved else "setup not approved"
+        action = CameraControl(who, player_ref, "approval", incident, {"approved": approved, "note": note},
+                               {"approved": approved, "note_sha256": _sha256(note.encode())},
+                               f"{verdict}: {note}" if note else verdict)  # fmt: skip
+        row_id, _ = await self._record_control(action, at)
+        self.tell(player_ref, "approval", {"approved": approved, "note": note, "at": at})
+        return {"id": row_id, "player": player_ref, "approved": approved, "incident": incident, "at": at}
+
+    def status(self, player_ref: str) -> dict[str, Any]:
+        """The player's camera as the arbiters see it."""
+        self.require_known(player_ref)
+        session = self.ingest.sessions.get(player_ref) if self.ingest is not None else None
+        live = self.ingest is not None and self.ingest.live(player_ref) is not None
+        with self.writer.engine.connect() as connection:
+            history = CameraHistory.read(connection, player_ref)
+        since = None if session is None else session.opened_at if live else session.closed_at
+        now = now_ms()
+        return {
+            "player": player_ref,
+            "connected": live,
+            "since": None if since is None else int(since * 1000),
+            "frames": {
+                "received": session.frames_received if session else 0,
+                "analysed": session.frames_analysed if session else 0,
+                "dropped": session.frames_dropped if session else 0,
+            },
+            "findings": [
+                {"check": f.check.value, "article": f.check.article, "since": int(f.started * 1000), "detail": f.detail}
+                for f in (session.monitor.active() if session else [])
+            ],
+            "leave_granted_until": history.leave_until(now),
+            "approval": history.approval(),
+            "prompts": history.prompts(),
+            "messages": history.messages(),
+            "checks": self.checks_note,
+        }
+
+    # --- The player's page ------------------------------------------------------------------------------------------
+
+    def page_state(self, player_ref: str) -> dict[str, Any]:
+        """What the page shows when it (re)connects: leave granted, approval, recent messages, the running prompt."""
+        with self.writer.engine.connect() as connection:
+            history = CameraHistory.read(connection, player_ref)
+        now = now_ms()
+        running = self.prompting.get(player_ref)
+        approval = history.approval()
+        return {
+            "leave_until": history.leave_until(now),
+            "approval": None if approval is None else {k: approval[k] for k in ("approved", "note", "at")},
+            "messages": [{k: m[k] for k in ("id", "text", "at")} for m in history.messages()],
+            "prompt": None if running is None or running["until"] <= now else
+            {**running, "remaining_ms": running["until"] - now},
+        }  # fmt: skip
+
+    def tell(self, player_ref: str, kind: str, payload: dict[str, Any]) -> None:
+        """An event for this player's open pages only; a page that does not read loses its oldest events."""
+        self.page_events += 1
+        frame = f"id: {self.page_events}\nevent: {kind}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n"
+        for queue in self.pages.get(player_ref, ()):
+            if queue.full():
+                queue.get_nowait()
+            queue.put_nowait(frame)
+
+    async def listen(self, player_ref: str, heartbeat_s: float = 15.0) -> AsyncIterator[str]:
+        """Server-sent-event frames for one player's page: its state first, then each event as it happens, and a
+        comment line every ``heartbeat_s`` so that a closed page is noticed."""
+        queue: asyncio.Queue[str] = asyncio.Queue(100)
+        self.pages.setdefault(player_ref, set()).add(queue)
+        try:
+            state = json.dumps(self.page_state(player_ref), separators=(",", ":"))
+            yield f"event: state\ndata: {state}\n\n"
+            while True:
+                try:
+                    yield await asyncio.wait_for(queue.get(), heartbeat_s)
+                except TimeoutError:
+                    yield ": still here\n\n"
+        finally:
+            listeners = self.pages.get(player_ref, set())
+            listeners.discard(queue)
+            if not listeners:
+                self.pages.pop(player_ref, None)
+
+
+@dataclass(frozen=True, slots=True)
+class NewIncident:
+    """The incident a prompt raises when the arbiter names none."""
+
+    game_id: int | None
+    kind: str
+    summary: str
+    article: str
+
+
+@dataclass(frozen=True, slots=True)
+class CameraControl:
+    """One arbiter action on a player's camera, as it is recorded: a ``camera_action`` row, an audit entry naming it
+    (``audited``: references and hashes, not the free text), and a note on the incident it concerns."""
+
+    who: Identity
+    player_ref: str
+    kind: str
+    incident: int | None
+    detail: dict[str, Any]
+    audited: dict[str, Any]
+    note: str
+    """The note on the incident (none when empty)."""
+    new_incident: NewIncident | None = None
+
+    def record(self, service: Service, connection: Connection, batch: Batch, at: int) -> tuple[int, int | None]:
+        """Checks first, then the staged incident and its note, and the row itself last: a refused action (an
+        unknown incident, one about another player) writes nothing.  The row's id and the incident's."""
+        incident = self.incident
+        if incident is not None:
+            row = connection.execute(
+                select(col(Incident.player_ref)).where(col(Incident.id) == incident)
+            ).first()  # fmt: skip
+            if row is None:
+                raise NotFoundError(f"no incident {incident}")
+            if row.player_ref not in (None, self.player_ref):
+                raise BadRequestError(f"incident {incident} is about another player")
+            if self.note:
+                service.act_on_incident(connection, batch, incident, self.who, "note", self.note, None, None, at)
+        elif self.new_incident is not None:
+            new = self.new_incident
+            incident = service.raise_incident(
+                connection, batch, new.game_id, new.kind, new.summary, source=f"arbiter:{self.who.name}",
+                article=new.article, evidence={**self.audited, "reported_by": self.who.label},
+                player_ref=self.player_ref, at=at,
+            )  # fmt: skip
+        row_id = connection.execute(
+            insert(CameraAction).values(
+                player_ref=self.player_ref, kind=self.kind, arbiter=self.who.name, role=self.who.role.value,
+                incident_id=incident, detail=self.detail, created_ms=at,
+            ).returning(col(CameraAction.id))
+        ).scalar_one()  # fmt: skip
+        assert row_id is not None
+        service.audit(connection, batch, at, self.who.label, f"camera.{self.kind}", f"camera-action:{row_id}",
+                      {"incident": incident, **self.audited})  # fmt: skip
+        return row_id, incident
+
+
+@dataclass(frozen=True, slots=True)
+class CameraHistory:
+    """A player's camera actions as stored, newest last."""
+
+    rows: tuple[Any, ...]
+
+    @classmethod
+    def read(cls, connection: Connection, player_ref: str) -> CameraHistory:
+        rows = connection.execute(
+            select(CameraAction).where(col(CameraAction.player_ref) == player_ref).order_by(col(CameraAction.id))
+        ).all()
+        return cls(tuple(rows))
+
+    def _of(self, kind: str) -> list[Any]:
+        return [row for row in self.rows if row.kind == kind]
+
+    def leave_until(self, now: int) -> int | None:
+        """The latest leave grant's end, while it lasts."""
+        grants = self._of("leave")
+        until = int(grants[-1].detail["until"]) if grants else None
+        return until if until is not None and until > now else None
+
+    def approval(self) -> dict[str, Any] | None:
+        rows = self._of("approval")
+        if not rows:
+            return None
+        row = rows[-1]
+        return {"approved": row.detail["approved"], "note": row.detail["note"], "by": row.arbiter, "role": row.role,
+                "at": row.created_ms, "incident": row.incident_id}  # fmt: skip
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [{"id": row.id, "text": row.detail["text"], "by": row.arbiter, "at": row.created_ms,
+                 "incident": row.incident_id} for row in self._of("message")[-RECENT:]]  # fmt: skip
+
+    def prompts(self) -> list[dict[str, Any]]:
+        """The last prompts, each with what its window recorded (None while it is being recorded)."""
+        captures = {row.detail["prompt"]: row for row in self._of("capture")}
+        listed = []
+        for row in self._of("prompt")[-RECENT:]:
+            capture = captures.get(row.id)
+            listed.append({
+                "id": row.id, "kind": row.detail["prompt"], "article": row.detail["article"],
+                "seconds": row.detail["seconds"], "by": row.arbiter, "at": row.created_ms, "incident": row.incident_id,
+                "recorded": None if capture is None else {
+                    k: capture.detail[k] for k in ("frames", "clip", "stills", "pan") if k in capture.detail
+                },
+            })  # fmt: skip
+        return listed
+
+
+def leave_granted(connection: Connection, now: int) -> dict[str, int]:
+    """The leave grants still running, by player (their latest grant's end)."""
+    latest: dict[str, int] = {}
+    rows = connection.execute(
+        select(col(CameraAction.player_ref), col(CameraAction.detail))
+        .where(col(CameraAction.kind) == "leave")
+        .order_by(col(CameraAction.id))
+    )
+    for player_ref, detail in rows:
+        latest[player_ref] = int(detail["until"])
+    return {player: until for player, until in latest.items() if until > now}
 
 
 def sweep_media(folder: Path, max_age_s: float, now: float) -> list[str]:

