@@ -238,7 +238,8 @@ async def rtc_config(request: web.Request) -> web.Response:
 
 
 async def rtc_offer(request: web.Request) -> web.Response:
-    """A player's WebRTC offer ``{sdp, type, token}`` → the answer; a bad token or SDP allocates nothing."""
+    """A player's WebRTC offer ``{sdp, type, token}`` → the answer; a bad token or SDP allocates nothing.  The stream
+    follows the player's section's policy (:meth:`proctor.camera.Camera.accept_offer`)."""
     context = _context(request)
     body = await _json_object(request)
     token, sdp, kind = _text(body, "token", True), _text(body, "sdp", True), _text(body, "type", True)
@@ -246,7 +247,7 @@ async def rtc_offer(request: web.Request) -> web.Response:
         raise errors.BadRequestError("'type' must be 'offer'")
     player = _stream_player(context, token)
     try:
-        answer = await context.camera.ingest.answer(player, sdp, kind)
+        answer = await context.camera.accept_offer(player, sdp, kind)
     except ValueError as error:
         raise errors.BadRequestError(str(error)) from None
     return web.json_response({"sdp": answer.sdp, "type": answer.type})
@@ -659,7 +660,8 @@ ROUTES: Final = (
     ),
     Route(
         "GET", "/api/v1/players/{player}/camera", get_camera,
-        "The player's camera for arbiters: connected since, frames, active findings, leave, approval, last prompts "
+        "The player's camera for arbiters: connected since, frames, active findings, the section policy in force "
+        "(checks, thresholds, retention), leave, approval, last prompts "
         "and messages, which checks run",
         {"200": "the status", "401": "no or unknown arbiter token", "404": "unknown player"},
         (("player", "path", "the player's id on the platform"),),

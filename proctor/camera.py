@@ -5,6 +5,10 @@ A finding that starts raises an incident (kind = the check, its article from 36,
 player's current game, with a JPEG snapshot saved under ``media_dir`` and its SHA-256 in the incident's evidence and
 in the audit log; when the condition ends, a note is added to the same incident.
 
+Each stream follows its player's section's proctoring policy (:class:`CameraPolicy`): the checks it enables, its
+thresholds over the service's, and its evidence retention, the media being kept in the section's own folder
+(``media_dir/<event>/<section>/``).  A player in no section gets the service's defaults, media in ``media_dir``.
+
 The arbiters' controls over a player's camera (36): messages to the player's page, prompts (ear check 36.2, room scan
 and pan check 36.4) whose window is recorded as evidence, leave of the area (36.4.1) and the approval of the player's
 setup.  Each is an append-only ``camera_action`` row, an audit entry naming it, and a note on the incident it concerns;
@@ -21,27 +25,29 @@ import hashlib
 import hmac
 import json
 import logging
+import os
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aiortc import RTCIceServer
+from aiortc import RTCIceServer, RTCSessionDescription
 from sqlalchemy import Connection, insert, select, update
 from sqlmodel import col
 
 from engine.penalties import Role
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, UnauthorizedError
-from proctor.models import CameraAction, Incident, StreamToken
+from proctor.events import CHECKS, PolicySpec
+from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
 from proctor.service import Batch, Identity, Service, now_ms, token_hash
 from proctor.settings import Settings
 from proctor.writer import Writer
-from video.checks import Finding, PanVerdict, Thresholds, judge_pan
+from video.checks import Finding, PanVerdict, Thresholds, checks_for_policy, judge_pan
 from video.detectors import available_detector
-from video.ingest import CaptureResult, Ingest, IngestSettings, face_centre, face_turn, turned_furthest
+from video.ingest import CaptureResult, Ingest, IngestSettings, StreamPolicy, face_centre, face_turn, turned_furthest
 
 log = logging.getLogger("proctor.camera")
 
@@ -84,6 +90,96 @@ def ice_servers(settings: Settings, player_ref: str, now_s: float) -> list[dict[
             server["username"], server["credential"] = username, base64.b64encode(digest).decode()
         servers.append(server)
     return servers
+
+
+@dataclass(frozen=True, slots=True)
+class SectionPlace:
+    """The event section whose policy a player's camera follows."""
+
+    event: str
+    """The tournament's slug."""
+    section: str
+    """The section's slug."""
+    section_id: int
+    name: str
+
+    @property
+    def folder(self) -> str:
+        """Where its media are kept, relative to the media folder (slugs are ``[a-z0-9-]``: safe as names)."""
+        return f"{self.event}/{self.section}"
+
+
+@dataclass(frozen=True, slots=True)
+class CameraPolicy:
+    """The proctoring policy one player's camera follows: their section's ``[sections.policy]`` (``checks``,
+    ``thresholds`` over the service's, ``evidence_retention_days``), or the service's defaults when they are in no
+    section."""
+
+    section: SectionPlace | None
+    stream: StreamPolicy
+    retention_days: float
+
+    @classmethod
+    def of(cls, section: SectionPlace | None, policy: Mapping[str, Any], base: Thresholds,
+           default_retention_days: float) -> CameraPolicy:  # fmt: skip
+        """``policy``: the section's policy as stored (ignored without a section)."""
+        if section is None:
+            return cls(None, StreamPolicy(base), default_retention_days)
+        thresholds = Thresholds.from_policy(dict(policy.get("thresholds") or {}), base)
+        enabled = checks_for_policy(policy.get("checks", CHECKS))
+        retention = float(policy.get("evidence_retention_days", PolicySpec().evidence_retention_days))
+        return cls(section, StreamPolicy(thresholds, enabled), retention)
+
+    @property
+    def media_folder(self) -> str:
+        """Relative to the media folder: the section's folder, or "" (the media folder itself)."""
+        return "" if self.section is None else self.section.folder
+
+    def describe(self) -> dict[str, Any]:
+        """As the camera status shows it."""
+        section = self.section
+        return {
+            "section": None if section is None else {"event": section.event, "section": section.section,
+                                                     "name": section.name},
+            "checks": sorted(check.value for check in self.stream.enabled),
+            "thresholds": asdict(self.stream.thresholds),
+            "evidence_retention_days": self.retention_days,
+            "media_folder": self.media_folder,
+        }  # fmt: skip
+
+
+def player_section(connection: Connection, player_ref: str) -> tuple[SectionPlace, dict[str, Any]] | None:
+    """The section the player (by their platform id) is in, and its policy; the latest section (the highest id) when
+    they are in several, None when in none."""
+    if not player_ref:
+        return None
+    row = connection.execute(
+        select(col(Section.id), col(Section.slug), col(Section.name), col(Section.policy),
+               col(Tournament.slug).label("event"))
+        .select_from(Section)
+        .join(Player, col(Player.section_id) == col(Section.id))
+        .join(Tournament, col(Tournament.id) == col(Section.tournament_id))
+        .where(col(Player.platform_ref) == player_ref)
+        .order_by(col(Section.id).desc())
+        .limit(1)
+    ).first()  # fmt: skip
+    if row is None:
+        return None
+    return SectionPlace(row.event, row.slug, row.id, row.name), dict(row.policy or {})
+
+
+def retention_by_folder(connection: Connection) -> dict[str, float]:
+    """Every section's media folder (relative to the media folder) and how long its media are kept, in seconds."""
+    rows = connection.execute(
+        select(col(Tournament.slug), col(Section.slug), col(Section.policy))
+        .select_from(Section)
+        .join(Tournament, col(Tournament.id) == col(Section.tournament_id))
+    )
+    default = PolicySpec().evidence_retention_days
+    return {
+        f"{event}/{section}": float((policy or {}).get("evidence_retention_days", default)) * 86_400
+        for event, section, policy in rows
+    }
 
 
 class Prompt(enum.Enum):
@@ -147,6 +243,8 @@ class Camera:
     prompting: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The prompt each player's page is showing, until its window ends."""
     captures: set[asyncio.Task[None]] = field(default_factory=set)
+    policies: dict[str, CameraPolicy] = field(default_factory=dict)
+    """The policy each player's latest stream follows, from when its offer was accepted."""
 
     def start(self, thresholds: Thresholds | None = None) -> None:
         detector, self.checks_note = available_detector(Path(self.settings.models_dir))
@@ -162,6 +260,28 @@ class Camera:
             for player_ref, until_ms in leave_granted(connection, now_ms()).items():
                 self.ingest.grant_leave(player_ref, until_ms / 1000)
         self.sweeper = asyncio.get_running_loop().create_task(self._sweep_media_forever())
+
+    def policy_for(self, player_ref: str) -> CameraPolicy:
+        """The policy the player's camera follows now: their section's over the service's thresholds (the ingest's
+        base), or the service's."""
+        base = self.ingest.settings.thresholds if self.ingest is not None else Thresholds()
+        with self.writer.engine.connect() as connection:
+            found = player_section(connection, player_ref)
+        section, policy = found if found is not None else (None, {})
+        return CameraPolicy.of(section, policy, base, self.settings.media_retention_days)
+
+    def _policy(self, player_ref: str) -> CameraPolicy:
+        """The policy of the player's latest stream (or the one that applies now, if they never streamed)."""
+        return self.policies.get(player_ref) or self.policy_for(player_ref)
+
+    async def accept_offer(self, player_ref: str, sdp: str, kind: str) -> RTCSessionDescription:
+        """A player's offer, answered; the stream follows the player's policy (ValueError for a bad SDP)."""
+        if self.ingest is None:
+            raise ConflictError("the camera service is not running")
+        policy = self.policy_for(player_ref)
+        answer = await self.ingest.answer(player_ref, sdp, kind, policy.stream)
+        self.policies[player_ref] = policy
+        return answer
 
     async def close(self) -> None:
         for task in list(self.captures):
@@ -198,7 +318,7 @@ class Camera:
         incident = self.raised.pop(key, None)
         if incident is None:
             return
-        name, digest = self._save(clip, finding, "webm"), _sha256(clip)
+        name, digest = self._save(player_ref, clip, finding, "webm"), _sha256(clip)
         note = f"clip {name} ({len(clip) // 1024} kB)"
         try:
             await self.writer.submit(
@@ -210,14 +330,20 @@ class Camera:
             log.exception("attaching a clip failed")
 
     async def _sweep_media_forever(self) -> None:
-        """Media older than the retention setting is deleted, every hour; the incident records stay."""
+        """Media past their retention are deleted, every hour: in a section's folder after its
+        ``evidence_retention_days``, elsewhere after the service's setting; the incident records stay."""
         while True:
-            removed = await asyncio.get_running_loop().run_in_executor(
-                self.executor, sweep_media, Path(self.settings.media_dir),
-                self.settings.media_retention_days * 86_400, time.time(),
-            )  # fmt: skip
-            if removed:
-                log.info("retention: deleted %d media files", len(removed))
+            try:
+                with self.writer.engine.connect() as connection:
+                    sections = retention_by_folder(connection)
+                removed = await asyncio.get_running_loop().run_in_executor(
+                    self.executor, sweep_media, Path(self.settings.media_dir),
+                    self.settings.media_retention_days * 86_400, time.time(), sections,
+                )  # fmt: skip
+                if removed:
+                    log.info("retention: deleted %d media files", len(removed))
+            except Exception:
+                log.exception("the media retention sweep failed")
             await asyncio.sleep(3600)
 
     def current_game(self, player_ref: str) -> int | None:
@@ -230,7 +356,8 @@ class Camera:
             if finding.ended is None:
                 evidence: dict[str, Any] = {"started": finding.started, "detail": finding.detail}
                 if snapshot:
-                    evidence["media"], evidence["sha256"] = [self._save(snapshot, finding)], _sha256(snapshot)
+                    name = self._save(player_ref, snapshot, finding)
+                    evidence["media"], evidence["sha256"] = [name], _sha256(snapshot)
                 game_id = self.current_game(player_ref)
                 summary = f"{finding.check.value}: {finding.detail}"
 
@@ -259,15 +386,18 @@ class Camera:
         except Exception:
             log.exception("recording a camera finding failed")
 
-    def _save(self, data: bytes, finding: Finding, extension: str = "jpg") -> str:
-        return self._write_media(data, f"{int(finding.started * 1000)}-{finding.check.value}", extension)
+    def _save(self, player_ref: str, data: bytes, finding: Finding, extension: str = "jpg") -> str:
+        return self._write_media(player_ref, data, f"{int(finding.started * 1000)}-{finding.check.value}", extension)
 
-    def _write_media(self, data: bytes, stem: str, extension: str) -> str:
-        folder = Path(self.settings.media_dir)
+    def _write_media(self, player_ref: str, data: bytes, stem: str, extension: str) -> str:
+        """Write a media file in the player's section's folder (or the media folder itself); its name relative to
+        the media folder (``event/section/stem-xxxxxxxx.jpg``, or ``stem-xxxxxxxx.jpg``)."""
+        where = self._policy(player_ref).media_folder
+        folder = Path(self.settings.media_dir) / where
         folder.mkdir(parents=True, exist_ok=True)
-        name = f"{stem}-{secrets.token_hex(4)}.{extension}"
-        (folder / name).write_bytes(data)
-        return name
+        file = f"{stem}-{secrets.token_hex(4)}.{extension}"
+        (folder / file).write_bytes(data)
+        return f"{where}/{file}" if where else file
 
     # --- The arbiters' controls -------------------------------------------------------------------------------------
 
@@ -331,12 +461,12 @@ class Camera:
         return {"id": row_id, "player": player_ref, "kind": prompt.value, "incident": incident_id,
                 "seconds": seconds, "until": until}  # fmt: skip
 
-    def _pan_verdict(self, prompt: Prompt, result: CaptureResult) -> PanVerdict | None:
-        """The pan check's verdict (36.4): did the background move with the camera?"""
+    def _pan_verdict(self, player_ref: str, prompt: Prompt, result: CaptureResult) -> PanVerdict | None:
+        """The pan check's verdict (36.4): did the background move with the camera?  (With the player's thresholds.)"""
         seen = [frame.observation for frame in result.frames if frame.observation is not None]
         if prompt is not Prompt.PAN_CHECK or not seen:
             return None
-        return judge_pan(seen, self.ingest.settings.thresholds if self.ingest else None)
+        return judge_pan(seen, self._policy(player_ref).stream.thresholds)
 
     async def _keep_capture(
         self, who: Identity, player_ref: str, prompt: Prompt, row_id: int, incident: int, seconds: int,
@@ -353,7 +483,7 @@ class Camera:
         stem = f"{now_ms()}-{prompt.value}"
         evidence: list[tuple[str, str, str]] = []  # (file, SHA-256, note) of each file kept
         if result.clip:
-            name = self._write_media(result.clip, stem, "webm")
+            name = self._write_media(player_ref, result.clip, stem, "webm")
             evidence.append((name, _sha256(result.clip), f"clip of the {prompt.title.lower()}, {len(result.frames)} "
                              f"frames over {seconds} s ({len(result.clip) // 1024} kB)"))  # fmt: skip
         stills: list[dict[str, Any]] = []
@@ -361,7 +491,7 @@ class Camera:
         for side, frame in zip(("left", "right"), turned or (), strict=False):
             if frame.still is None:
                 continue
-            name, digest = self._write_media(frame.still, f"{stem}-{side}", "jpg"), _sha256(frame.still)
+            name, digest = self._write_media(player_ref, frame.still, f"{stem}-{side}", "jpg"), _sha256(frame.still)
             centre, turn = face_centre(frame) or 0.0, face_turn(frame)
             how = f"turned {turn:+.2f} eye distances" if turn is not None else f"its centre at x={centre:.0f} px"
             evidence.append((name, digest, f"still: the head turned furthest {side} in the picture ({how})"))
@@ -373,7 +503,7 @@ class Camera:
             detail["stills"] = stills
         audited = {"prompt": row_id, "frames": len(result.frames), "clip_sha256": detail.get("clip", {}).get("sha256"),
                    "stills_sha256": [still["sha256"] for still in stills]}  # fmt: skip
-        verdict = self._pan_verdict(prompt, result)
+        verdict = self._pan_verdict(player_ref, prompt, result)
         if verdict is not None:
             detail["pan"] = {"outcome": verdict.outcome.value, "face_travel": round(verdict.face_travel, 3),
                              "background_change": round(verdict.background_change, 2)}  # fmt: skip
@@ -440,6 +570,7 @@ class Camera:
         with self.writer.engine.connect() as connection:
             history = CameraHistory.read(connection, player_ref)
         since = None if session is None else session.opened_at if live else session.closed_at
+        policy = (self.policies.get(player_ref) if live else None) or self.policy_for(player_ref)
         now = now_ms()
         return {
             "player": player_ref,
@@ -459,6 +590,7 @@ class Camera:
             "prompts": history.prompts(),
             "messages": history.messages(),
             "checks": self.checks_note,
+            "policy": policy.describe(),
         }
 
     # --- The player's page ------------------------------------------------------------------------------------------
@@ -628,15 +760,23 @@ def leave_granted(connection: Connection, now: int) -> dict[str, int]:
     return {player: until for player, until in latest.items() if until > now}
 
 
-def sweep_media(folder: Path, max_age_s: float, now: float) -> list[str]:
-    """Delete the media files in ``folder`` last written more than ``max_age_s`` before ``now``; their names."""
+def sweep_media(folder: Path, max_age_s: float, now: float, sections: Mapping[str, float] | None = None) -> list[str]:
+    """Delete the media files under ``folder`` last written more than their retention before ``now``: in a folder
+    named in ``sections`` (``event/section``, relative to ``folder``) after its retention (seconds), anywhere else
+    (the top level, the folders of sections that no longer exist) after ``max_age_s``.  Their names, relative to
+    ``folder``."""
     if not folder.is_dir():
         return []
+    sections = sections or {}
     removed = []
-    for path in folder.iterdir():
-        if path.is_file() and path.stat().st_mtime < now - max_age_s:
-            path.unlink(missing_ok=True)
-            removed.append(path.name)
+    for directory, _, files in os.walk(folder):  # symbolic links to folders are not followed
+        where = Path(directory).relative_to(folder).as_posix()
+        max_age = sections.get(where, max_age_s)
+        for file in files:
+            path = Path(directory) / file
+            if path.is_file() and path.stat().st_mtime < now - max_age:
+                path.unlink(missing_ok=True)
+                removed.append(file if where == "." else f"{where}/{file}")
     return sorted(removed)
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import enum
 import math
 from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,6 +49,30 @@ class Check(enum.Enum):
             "camera-lost": "36.4",
             "virtual-background": "36.4",
         }[self.value]
+
+
+POLICY_CHECKS: Final[dict[str, frozenset[Check]]] = {
+    "absence": frozenset({Check.LEFT_AREA}),
+    "extra-person": frozenset({Check.EXTRA_PERSON}),
+    "camera": frozenset({Check.COVERED, Check.FROZEN, Check.LOST}),
+    "virtual-background": frozenset({Check.VIRTUAL_BACKGROUND}),
+    "earphones": frozenset(),
+    "devices": frozenset(),
+}
+"""The checks each name of an event section's ``checks`` list (``[sections.policy]``) turns on.  ``earphones`` is
+the prompted ear check (36.2), an arbiter's action that no policy turns off, and ``devices`` (36.4.3) has no passive
+check yet: both turn on nothing here."""
+
+
+def checks_for_policy(names: Iterable[str]) -> frozenset[Check]:
+    """The checks a section's ``checks`` list enables (:data:`POLICY_CHECKS`); ValueError for a name it does not
+    know (the event file's names are checked when it is loaded)."""
+    enabled: set[Check] = set()
+    for name in names:
+        if name not in POLICY_CHECKS:
+            raise ValueError(f"unknown check {name!r}; expected one of {', '.join(POLICY_CHECKS)}")
+        enabled |= POLICY_CHECKS[name]
+    return frozenset(enabled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,9 +232,11 @@ class Thresholds:
     frames' background changes): a real room slides across the picture, a replacement image stays put."""
 
     @classmethod
-    def from_policy(cls, values: dict[str, Any]) -> Thresholds:
+    def from_policy(cls, values: dict[str, Any], base: Thresholds | None = None) -> Thresholds:
+        """``base`` (the defaults without one) with the values a section's policy sets, field by field; names that
+        are not thresholds are ignored."""
         known = {name for name in cls.__dataclass_fields__}
-        return cls(**{k: float(v) for k, v in values.items() if k in known})
+        return replace(base or cls(), **{k: float(v) for k, v in values.items() if k in known})
 
 
 FROZEN_WINDOW = 5
@@ -242,6 +268,10 @@ class Monitor:
     thresholds: Thresholds = field(default_factory=Thresholds)
     leave_granted_until: float = 0.0
     """The arbiter granted leave of the area until this time (36.4.1)."""
+    enabled: frozenset[Check] = frozenset(Check)
+    """The checks that may raise findings (a section's policy, :func:`checks_for_policy`).  A disabled check is still
+    followed, since the others depend on it (no face counts while the camera is frozen or covered), but its findings
+    are never given out, nor listed as active."""
     conditions: dict[Check, _Condition] = field(default_factory=lambda: {check: _Condition() for check in Check})
     last_frame_at: float | None = None
     recent_changes: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=FROZEN_WINDOW))
@@ -314,7 +344,7 @@ class Monitor:
             Check.EXTRA_PERSON, crowded, at, t.extra_person_s,
             f"{faces} faces in view" + (f" ({edge} at the frame's edge)" if edge else ""),
         )  # fmt: skip
-        return findings
+        return self._enabled(findings)
 
     def _background_still(self, observation: Observation) -> bool:
         """The frozen-background signal: over a full window, with someone in view nearly all the time, the
@@ -352,11 +382,14 @@ class Monitor:
         if state.active is None:
             state.since = self.last_frame_at
             state.active = Finding(Check.LOST, self.last_frame_at, None, "no picture from the camera")
-            return [state.active]
+            return self._enabled([state.active])
         return []
 
     def active(self) -> list[Finding]:
-        return [c.active for c in self.conditions.values() if c.active is not None]
+        return self._enabled([c.active for c in self.conditions.values() if c.active is not None])
+
+    def _enabled(self, findings: list[Finding]) -> list[Finding]:
+        return [finding for finding in findings if finding.check in self.enabled]
 
 
 def boxes_from(rects: Sequence[Sequence[int]]) -> list[Box]:

@@ -28,7 +28,7 @@ from aiortc.mediastreams import MediaStreamError
 from av import VideoFrame
 
 from engine.liveness import Source, Timeline
-from video.checks import Box, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds, observe
+from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds, observe
 
 log = logging.getLogger("proctor.video")
 
@@ -311,6 +311,15 @@ class IngestSettings:
     same frames (measured: CenterFace 23 ms of CPU per frame on one thread, 36 ms on two)."""
 
 
+@dataclass(frozen=True, slots=True)
+class StreamPolicy:
+    """What one stream is checked against: the player's section's thresholds and checks, or the service's."""
+
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    enabled: frozenset[Check] = frozenset(Check)
+    """The checks that may raise findings (:attr:`video.checks.Monitor.enabled`)."""
+
+
 class Ingest:
     """Every player's peer connection and stream session in this process."""
 
@@ -338,11 +347,16 @@ class Ingest:
             for session in list(self.sessions.values()):
                 session.tick(now)
 
-    async def answer(self, player_ref: str, sdp: str, kind: str) -> RTCSessionDescription:
-        """Accept a player's offer and return the answer; a bad SDP raises ValueError and allocates nothing."""
+    async def answer(
+        self, player_ref: str, sdp: str, kind: str, policy: StreamPolicy | None = None
+    ) -> RTCSessionDescription:
+        """Accept a player's offer and return the answer; a bad SDP raises ValueError and allocates nothing.
+        ``policy``: what this stream is checked against (the service's thresholds and every check without one)."""
         pc = RTCPeerConnection(RTCConfiguration(iceServers=list(self.settings.ice_servers)))
         clip = self.settings.clip
-        session = StreamSession(player_ref, Monitor(self.settings.thresholds), self.detector, self.executor,
+        policy = policy or StreamPolicy(self.settings.thresholds)
+        monitor = Monitor(policy.thresholds, enabled=policy.enabled)
+        session = StreamSession(player_ref, monitor, self.detector, self.executor,
                                 self.on_finding, self.settings.rate, self.on_clip, clip,
                                 RingBuffer(clip.before_s + clip.after_s + 1))  # fmt: skip
         session.monitor.leave_granted_until = self.leave_until.get(player_ref, 0.0)

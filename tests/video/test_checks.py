@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.video.frames import scene
 from video.checks import (
+    POLICY_CHECKS,
     Box,
     Check,
     Frame,
@@ -13,6 +15,7 @@ from video.checks import (
     Observation,
     PanOutcome,
     Thresholds,
+    checks_for_policy,
     judge_pan,
     observe,
     person_mask,
@@ -178,3 +181,38 @@ def test_a_pan_check_in_which_the_camera_did_not_move_decides_nothing() -> None:
         observation, previous = observe(frame, step / 2, previous, None, faces)
         seen_.append(observation)
     assert judge_pan(seen_).outcome is PanOutcome.CAMERA_STILL
+
+
+def test_a_sections_check_names_map_to_the_checks_they_enable() -> None:
+    assert checks_for_policy(["absence"]) == {Check.LEFT_AREA}
+    assert checks_for_policy(["extra-person"]) == {Check.EXTRA_PERSON}
+    assert checks_for_policy(["camera"]) == {Check.COVERED, Check.FROZEN, Check.LOST}
+    assert checks_for_policy(["virtual-background"]) == {Check.VIRTUAL_BACKGROUND}
+    assert checks_for_policy(["earphones", "devices"]) == set()  # the ear check is prompted; devices: none yet
+    assert checks_for_policy(POLICY_CHECKS) == set(Check) and checks_for_policy([]) == set()
+    with pytest.raises(ValueError, match="unknown check 'nose'"):
+        checks_for_policy(["absence", "nose"])
+
+
+def test_a_sections_thresholds_override_the_base_field_by_field() -> None:
+    base = Thresholds(absence_s=60, extra_person_s=40)
+    section = Thresholds.from_policy({"absence_s": 1.5, "clear_s": 1, "not_a_threshold": 7}, base)
+    assert (section.absence_s, section.clear_s, section.extra_person_s) == (1.5, 1.0, 40)
+    assert Thresholds.from_policy({"frozen_s": 2}) == Thresholds(frozen_s=2)  # over the defaults without a base
+    assert Thresholds.from_policy({}, base) == base
+
+
+def test_a_disabled_check_raises_nothing_but_still_counts() -> None:
+    empty_room = [seen(t * 0.5, faces=0) for t in range(20)]
+    no_presence = Monitor(Thresholds(absence_s=3), enabled=frozenset(Check) - {Check.LEFT_AREA})
+    assert run(no_presence, empty_room) == [] and no_presence.active() == []
+    assert no_presence.conditions[Check.LEFT_AREA].active is not None  # followed, only not given out
+    # With "camera" off, a frozen picture raises nothing, but still keeps the faces from counting: no left-area.
+    presence_only = Monitor(Thresholds(absence_s=3, frozen_s=2), enabled=frozenset({Check.LEFT_AREA}))
+    frozen_and_empty = [seen(t * 0.5, faces=0, change=0.0) for t in range(20)]
+    assert run(presence_only, frozen_and_empty[:4]) == []
+    assert run(presence_only, frozen_and_empty[4:]) == []  # frozen before absence_s: the absence never counts
+    assert presence_only.conditions[Check.FROZEN].active is not None
+    presence_only.feed(seen(10.0))
+    assert presence_only.tick(20.0) == []  # the lost camera too
+    assert run(Monitor(Thresholds(absence_s=3)), empty_room)[0][0] is Check.LEFT_AREA  # all checks by default
