@@ -286,8 +286,12 @@ class StreamSession:
         return CaptureResult(frames, clip)
 
     def tick(self, now: float) -> None:
-        for finding in self.monitor.tick(now):
-            self.timeline = self.timeline.down(int(finding.started * 1000))
+        findings = self.monitor.tick(now)
+        lost = self.monitor.conditions[Check.LOST].active
+        if lost is not None and not self.timeline.is_down:
+            # The stream's liveness is its own timeline, whether or not the section reports lost cameras.
+            self.timeline = self.timeline.down(int(lost.started * 1000))
+        for finding in findings:
             self.on_finding(self.player_ref, finding, None)
 
 
