@@ -33,6 +33,8 @@ class Role(enum.Enum):
     CHIEF = "chief"
     COMMITTEE = "committee"
     """The competition organising committee."""
+    REVIEWER = "reviewer"
+    """The post-event review panel: reads everything, imposes nothing."""
 
 
 class PenaltyKind(enum.Enum):

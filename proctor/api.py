@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +17,9 @@ from sqlmodel import col
 from engine.adjudication import AuthorityRefusedError
 from engine.errors import EngineError, IllegalActionError
 from engine.openings import Player
+from engine.penalties import Role
+from proctor import accounts, errors, feed, signatures
 from proctor import camera as camera_module
-from proctor import errors, feed, signatures
 from proctor.context import CONTEXT, Context
 from proctor.models import Game, Incident, IncidentAction, Pairing, Platform, Section, Tournament
 from proctor.service import DeliveryResult, Identity, find_arbiter, game_action_event, game_view, now_ms
@@ -48,7 +51,10 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         return response
     except errors.ServiceError as error:
         status = next((code for kind, code in STATUS.items() if isinstance(error, kind)), 400)
-        return web.json_response(error_body(error.code, error.message, **error.detail), status=status)
+        response = web.json_response(error_body(error.code, error.message, **error.detail), status=status)
+        if "retry_after_s" in error.detail:
+            response.headers["Retry-After"] = str(error.detail["retry_after_s"])
+        return response
     except AuthorityRefusedError as error:
         return web.json_response(error_body("authority", error.why, article=error.article), status=403)
     except IllegalActionError as error:
@@ -101,18 +107,93 @@ async def post_webhook(request: web.Request) -> web.Response:
 # --- Arbiters ------------------------------------------------------------------------------------------------------
 
 
+SESSION_COOKIE: Final = "proctor_session"
+SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
 def arbiter(request: web.Request) -> Identity:
-    """The arbiter a request's bearer token belongs to; 401 otherwise."""
+    """The arbiter behind a request: a bearer token (API clients), or a dashboard session cookie, which must come
+    with its CSRF token (``X-CSRF-Token``) on anything but a read.  The review panel (role ``reviewer``) only reads.
+    401 without either; 403 for a missing CSRF token or a reviewer's change."""
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise errors.UnauthorizedError("an arbiter's token is needed: 'Authorization: Bearer TOKEN'")
     context = _context(request)
-    with context.engine.connect() as connection:
-        who = find_arbiter(connection, token.strip())
-    if who is None:
-        raise errors.UnauthorizedError("unknown token")
+    if scheme.lower() == "bearer" and token.strip():
+        with context.engine.connect() as connection:
+            who = find_arbiter(connection, token.strip())
+        if who is None:
+            raise errors.UnauthorizedError("unknown token")
+    elif cookie := request.cookies.get(SESSION_COOKIE):
+        with context.engine.connect() as connection:
+            view = accounts.find_session(connection, cookie, now_ms())
+        if view is None:
+            raise errors.UnauthorizedError("the session has ended: log in again")
+        if request.method not in SAFE_METHODS and not accounts.csrf_matches(
+            view, request.headers.get("X-CSRF-Token", "")
+        ):
+            raise errors.ForbiddenError("missing or wrong CSRF token (X-CSRF-Token)")
+        who = view.identity
+    else:
+        raise errors.UnauthorizedError("an arbiter's token is needed: 'Authorization: Bearer TOKEN', or log in")
+    if who.role is Role.REVIEWER and request.method not in SAFE_METHODS:
+        raise errors.ForbiddenError("the review panel reads only")
     return who
+
+
+async def post_session(request: web.Request) -> web.Response:
+    """Log in to the dashboard: a session cookie (HttpOnly, SameSite=Strict) and the page's CSRF token."""
+    context = _context(request)
+    body = await _json_object(request)
+    name, password = _text(body, "name", True), _text(body, "password", True)
+    keys = (f"name:{name.casefold()}", f"address:{request.remote or ''}")
+    now = time.time()
+    wait = context.logins.retry_after(keys, now)
+    if wait > 0:
+        raise errors.OverloadedError("too many failed logins: try again later", retry_after_s=math.ceil(wait))
+
+    def log_in() -> tuple[str, accounts.SessionView] | None:
+        with context.engine.begin() as connection:
+            arbiter_id = accounts.check_password(connection, name, password)
+            if arbiter_id is None:
+                return None
+            return accounts.open_session(connection, arbiter_id, now_ms(), context.settings.session_ttl_s)
+
+    opened = await asyncio.to_thread(log_in)
+    if opened is None:
+        context.logins.failed(keys, now)
+        raise errors.UnauthorizedError("wrong name or password")
+    context.logins.succeeded(keys[0])
+    token, view = opened
+    response = web.json_response(_session_body(view), status=201)
+    response.set_cookie(SESSION_COOKIE, token, max_age=context.settings.session_ttl_s, httponly=True,
+                        samesite="Strict", secure=request.secure, path="/")  # fmt: skip
+    return response
+
+
+def _session_body(view: accounts.SessionView) -> dict[str, Any]:
+    return {"name": view.identity.name, "role": view.identity.role.value, "csrf": view.csrf,
+            "expires": view.expires_ms, "sections": list(view.sections)}  # fmt: skip
+
+
+async def get_session(request: web.Request) -> web.Response:
+    """Who is logged in (and the CSRF token a reloaded page needs)."""
+    cookie = request.cookies.get(SESSION_COOKIE, "")
+    with _context(request).engine.connect() as connection:
+        view = accounts.find_session(connection, cookie, now_ms()) if cookie else None
+    if view is None:
+        raise errors.UnauthorizedError("not logged in")
+    return web.json_response(_session_body(view))
+
+
+async def delete_session(request: web.Request) -> web.Response:
+    """Log out: the session ends at once."""
+    arbiter(request)
+    cookie = request.cookies.get(SESSION_COOKIE, "")
+    with _context(request).engine.begin() as connection:
+        accounts.end_session(connection, cookie, now_ms())
+    response = web.Response(status=204)
+    response.del_cookie(SESSION_COOKIE, path="/")
+    return response
 
 
 def _path_id(request: web.Request, name: str) -> int:
@@ -435,6 +516,8 @@ def _int_param(request: web.Request, name: str) -> int | None:
 
 
 async def list_incidents(request: web.Request) -> web.Response:
+    """Incidents carry players' evidence: arbiters and the review panel only."""
+    arbiter(request)
     context = _context(request)
     rows = _incidents(context, game_id=_int_param(request, "game"), kind=request.query.get("kind"))
     return web.json_response(rows)
@@ -514,7 +597,8 @@ async def list_events(request: web.Request) -> web.Response:
 
 
 async def stream(request: web.Request) -> web.StreamResponse:
-    """Server-sent events: every change (games, incidents) as it is committed."""
+    """Server-sent events: every change (games, incidents) as it is committed; arbiters and the review panel only."""
+    arbiter(request)
     context = _context(request)
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
@@ -666,6 +750,16 @@ ROUTES: Final = (
         {"200": "the status", "401": "no or unknown arbiter token", "404": "unknown player"},
         (("player", "path", "the player's id on the platform"),),
     ),
+    Route(
+        "POST", "/api/v1/session", post_session,
+        "Log in to the dashboard {name, password}: a session cookie (HttpOnly, SameSite=Strict) and the CSRF token",
+        {"201": "who, role, csrf, expires, sections", "400": "malformed", "401": "wrong name or password",
+         "429": "too many failed logins for this name or address (Retry-After)"},
+    ),
+    Route("GET", "/api/v1/session", get_session, "Who is logged in, and the session's CSRF token",
+          {"200": "who, role, csrf, expires, sections", "401": "not logged in"}),
+    Route("DELETE", "/api/v1/session", delete_session, "Log out (X-CSRF-Token)",
+          {"204": "logged out", "401": "not logged in", "403": "missing or wrong CSRF token"}),
     Route("GET", "/api/v1/stream", stream, "Server-sent events of every committed change", {"200": "an event stream"}),
     Route("GET", "/api/openapi.json", None, "This document", {"200": "the OpenAPI document"}),
     Route("GET", "/healthz", healthz, "Liveness and database check", {"200": "ok"}),

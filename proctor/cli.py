@@ -238,6 +238,7 @@ def arbiter_command(args: argparse.Namespace) -> int:
 
     from sqlalchemy import delete, insert
 
+    from proctor.accounts import set_password
     from proctor.database import create_database_engine, migrate
     from proctor.models import Arbiter
     from proctor.service import token_hash
@@ -245,10 +246,21 @@ def arbiter_command(args: argparse.Namespace) -> int:
     engine = create_database_engine(_settings(args))
     migrate(engine)
     token = secrets.token_urlsafe(24)
-    with engine.begin() as connection:
-        connection.execute(delete(Arbiter).where(Arbiter.name == args.name))
-        connection.execute(insert(Arbiter).values(name=args.name, role=args.role, token_hash=token_hash(token)))
-    engine.dispose()
+    sections = [s.strip() for s in (args.sections or "").split(",") if s.strip()] or None
+    password = sys.stdin.readline().rstrip("\n") if args.password_stdin else None
+    try:
+        with engine.begin() as connection:
+            connection.execute(delete(Arbiter).where(Arbiter.name == args.name))
+            connection.execute(insert(Arbiter).values(
+                name=args.name, role=args.role, token_hash=token_hash(token), sections=sections
+            ))  # fmt: skip
+            if password is not None:
+                set_password(connection, args.name, password)
+    except ServiceError as error:
+        print(f"proctor arbiter add: {error.message}", file=sys.stderr)
+        return 2
+    finally:
+        engine.dispose()
     print(token)
     return 0
 
@@ -354,7 +366,15 @@ def _service_commands(commands: Any) -> None:
     arbiter_commands = arbiter.add_subparsers(dest="arbiter_command", required=True)
     add_arbiter = arbiter_commands.add_parser("add", help="add an arbiter (or give a new token) and print the token")
     add_arbiter.add_argument("name")
-    add_arbiter.add_argument("--role", required=True, choices=["arbiter", "deputy-chief", "chief", "committee"])
+    add_arbiter.add_argument(
+        "--role", required=True, choices=["arbiter", "deputy-chief", "chief", "committee", "reviewer"]
+    )
+    add_arbiter.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read a dashboard password (10+ characters) from the first line of standard input",
+    )
+    add_arbiter.add_argument("--sections", help="assigned sections or boards: event/section[/board],... (default all)")
     add_arbiter.add_argument("--db")
     event = commands.add_parser("event", help="events (tournaments) from their TOML file")
     event_commands = event.add_subparsers(dest="event_command", required=True)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 from sqlalchemy import Engine
 
+from proctor.accounts import LoginThrottle
 from proctor.bus import EventBus
 from proctor.service import Service
 from proctor.settings import Settings
@@ -25,6 +26,8 @@ class Context:
     """proctor.camera.Camera: the players' streams (None until started)."""
     platforms_refreshed: float = 0.0
     """When the platforms and their secrets were last read again (monotonic seconds)."""
+    logins: LoginThrottle = field(default_factory=LoginThrottle)
+    """Failed dashboard logins, per name and per address."""
 
 
 CONTEXT = web.AppKey("context", Context)

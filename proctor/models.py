@@ -106,6 +106,24 @@ class Arbiter(SQLModel, table=True):
     role: str = Field(max_length=20)
     """arbiter, deputy-chief, chief or committee (16)."""
     token_hash: str = Field(default="", max_length=128)
+    password_hash: str = Field(default="", max_length=200)
+    """argon2id; empty: the arbiter cannot log in to the dashboard (API token only)."""
+    sections: list[str] | None = _json()
+    """The sections (``event/section``) or boards (``event/section/board``) the arbiter is assigned to; none: all."""
+
+
+class ArbiterSession(SQLModel, table=True):
+    """A dashboard login: the cookie's token (hashed) and the CSRF token the page must echo on every change."""
+
+    __tablename__ = "arbiter_session"
+
+    id: int | None = Field(default=None, primary_key=True)
+    token_hash: str = Field(max_length=64, unique=True, index=True)
+    arbiter_id: int = Field(foreign_key="arbiter.id", index=True)
+    csrf: str = Field(max_length=64)
+    created_ms: int = _ms()
+    expires_ms: int = _ms()
+    ended_ms: int | None = _ms(nullable=True)
 
 
 class Game(SQLModel, table=True):

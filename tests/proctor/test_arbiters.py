@@ -17,6 +17,10 @@ from tests.proctor.conftest import Platformer
 pytestmark = pytest.mark.asyncio
 
 
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
 def add_arbiter(settings: Settings, name: str, role: str) -> str:
     engine = create_database_engine(settings)
     token = f"token-{name}"
@@ -102,7 +106,7 @@ async def test_incident_flag_then_action_then_verdict(platform: Platformer, sett
         assert status == 201
     assert verdict["verdict"]["game_result"]["reason"] == "penalty"  # two violations lose the game (15.3)
     assert verdict["verdict"]["game_result"]["winner"] == "black"
-    incidents = await (await platform.client.get(f"/api/v1/incidents?game={game}")).json()
+    incidents = await (await platform.client.get(f"/api/v1/incidents?game={game}", headers=bearer(deputy_token))).json()
     assert [a["action"] for a in incidents[0]["actions"]] == ["penalty", "penalty", "penalty"]
     assert incidents[0]["status"] == "penalty"
 

@@ -132,7 +132,7 @@ async def wait_for(condition: Any, timeout: float = 15.0) -> None:
 
 
 async def incidents(platform: Platformer) -> list[dict[str, Any]]:
-    result: list[dict[str, Any]] = await (await platform.client.get("/api/v1/incidents")).json()
+    result: list[dict[str, Any]] = await (await platform.client.get("/api/v1/incidents", headers=ARBITER)).json()
     return result
 
 

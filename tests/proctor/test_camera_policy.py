@@ -128,7 +128,7 @@ async def test_each_stream_follows_its_players_section(
     finally:
         for pc in connections:
             await pc.close()
-    incidents = {i["id"]: i for i in await (await platform.client.get("/api/v1/incidents")).json()}
+    incidents = {i["id"]: i for i in await (await platform.client.get("/api/v1/incidents", headers=ARBITER)).json()}
     left = incidents[left_id]
     (name,) = left["evidence"]["media"]
     assert re.fullmatch(r"nyc-2021/quick/\d+-left-area-[0-9a-f]{8}\.jpg", name), name

@@ -16,6 +16,7 @@ from proctor.models import Game, Pairing, Player, Section
 from proctor.settings import Settings
 from tests.conftest import DATA
 from tests.proctor.conftest import T0, Platformer
+from tests.proctor.test_arbiters import add_arbiter, bearer
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "national-youth-2021.toml"
 DOCS = Path(__file__).parents[2] / "docs" / "events.md"
@@ -107,7 +108,11 @@ async def test_a_platform_game_is_linked_to_its_pairing_and_gets_the_section_pol
     swapped = {**data, "black": {"id": "youth-m-p2"}, "white": {"id": "youth-m-p4"}, "time_control": "blitz-3+2"}
     status, body = await platform.send("game.created", "youth-m-r1-b2", swapped, at=T0 - 60_000)
     assert status == 200 and len(body["incidents"]) == 2  # the wrong players, and the wrong time control
-    incidents = await (await platform.client.get(f"/api/v1/incidents?game={body['game']}")).json()
+    incidents = await (
+        await platform.client.get(
+            f"/api/v1/incidents?game={body['game']}", headers=bearer(add_arbiter(settings, "Ev", "arbiter"))
+        )
+    ).json()
     assert {i["kind"] for i in incidents} == {"pairing-mismatch"}
     assert any("seats youth-m-p2 (Black) against youth-m-p4" in i["summary"] for i in incidents)
     engine.dispose()
