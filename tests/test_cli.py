@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from tests.conftest import DATA, load_jsonl
 
@@ -171,3 +172,20 @@ def test_standings_malformed_line_names_the_line(tmp_path: Path) -> None:
     status, out, err = run_text("standings", str(broken))
     assert status == 1 and out == ""
     assert f"line {index + 1}: round 1: unknown result code 'Q'" in err
+
+
+def test_arbiter_add_with_a_dashboard_password_and_sections(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'p.db'}"
+    command = [str(PROCTOR), "arbiter", "add", "Li", "--role", "reviewer", "--db", db,
+               "--password-stdin", "--sections", "open-2026/a, open-2026/b/3"]  # fmt: skip
+    done = subprocess.run(command, input="a long enough password\n", capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and len(done.stdout.strip()) >= 24, done.stderr
+    engine = create_engine(db)
+    with engine.connect() as connection:
+        role, hashed, sections = connection.execute(text("SELECT role, password_hash, sections FROM arbiter")).one()
+    engine.dispose()
+    assert role == "reviewer" and hashed.startswith("$argon2id$")
+    assert json.loads(sections) == ["open-2026/a", "open-2026/b/3"]
+    short = subprocess.run([*command[:-3], "--password-stdin"], input="short\n", capture_output=True, text=True,
+                           check=False)  # fmt: skip
+    assert short.returncode == 2 and "at least 10 characters" in short.stderr
