@@ -127,7 +127,11 @@ class Observation:
     """Mean grey level of the background: the frame outside the people in view (None when nobody is in view, or
     when too little of the frame is left)."""
     background_change: float | None = None
-    """Mean absolute difference of the background from the previous analysed frame (same region in both)."""
+    """Mean absolute difference of the background from the previous analysed frame (same pixels in both)."""
+    background_shift: float | None = None
+    """Mean signed difference of the background from the previous analysed frame (same pixels in both): how much
+    brighter it got.  Summed over frames it traces the background's brightness on fixed pixels, which the people
+    moving in front of a textured background does not disturb (the region's own mean would follow them)."""
 
 
 def person_mask(faces: Sequence[Box], width: int, height: int, step: int = 1, margin: float = 0.5) -> NDArray[np.bool_]:
@@ -178,16 +182,16 @@ def observe(
     if faces is None:
         faces = tuple(detector.detect(frame)) if detector is not None else ()
     height, width = grey.shape
-    background_brightness = background_change = None
+    background_brightness = background_change = background_shift = None
     if faces:
         outside = ~person_mask(faces, width, height, step=4)
         if outside.mean() >= BACKGROUND_MIN_SHARE:
             background_brightness = float(small[outside].mean())
             if previous is not None and previous.shape == small.shape:
-                difference = np.abs(small[outside].astype(np.int16) - previous[outside].astype(np.int16))
-                background_change = float(difference.mean())
+                difference = small[outside].astype(np.int16) - previous[outside].astype(np.int16)
+                background_change, background_shift = float(np.abs(difference).mean()), float(difference.mean())
     observation = Observation(at, float(grey.mean()), float(grey.std()), change, faces, width, height,
-                              background_brightness, background_change)  # fmt: skip
+                              background_brightness, background_change, background_shift)  # fmt: skip
     return observation, small
 
 
@@ -218,8 +222,9 @@ class Thresholds:
     """...in which the background (the frame outside the people) changed by less than this on average (grey levels;
     a real room through a webcam and VP8 shows sensor noise and the encoder's work, 0.3 and up)..."""
     background_brightness: float = 0.25
-    """...and its mean brightness varied (standard deviation) by less than this (a real camera's exposure follows the
-    person moving in front of it; a replaced background's brightness does not move at all)."""
+    """...and its brightness varied (the standard deviation of its trace on fixed pixels: the running sum of the
+    frames' signed background differences) by less than this: a real camera's exposure follows the person moving in
+    front of it and the light in the room; a replaced background's brightness does not move at all."""
     virtual_background_s: float = 10.0
     """The signal must hold this long after a full window before it is raised: it is a reason to ask for the pan
     check, not a verdict (a webcam with locked exposure in steady light can come close)."""
@@ -351,25 +356,28 @@ class Monitor:
         background neither changes nor varies in brightness, as a replacement image does."""
         t = self.thresholds
         window = self.background
-        window.append((observation.at, observation.background_brightness, observation.background_change))
+        window.append((observation.at, observation.background_shift, observation.background_change))
         while window and window[0][0] < observation.at - t.background_window_s:
             window.popleft()
         if observation.at - window[0][0] < 0.9 * t.background_window_s:
             return False
-        brightness = [b for _, b, _ in window if b is not None]
         changes = [c for _, _, c in window if c is not None]
-        if len(brightness) < 0.8 * len(window) or len(changes) < 0.5 * len(window):
+        if len(changes) < 0.8 * len(window):
             return False
-        return float(np.mean(changes)) < t.background_change and float(np.std(brightness)) < t.background_brightness
+        return float(np.mean(changes)) < t.background_change and self._brightness_variation() < t.background_brightness
+
+    def _brightness_variation(self) -> float:
+        """The standard deviation of the background's brightness trace over the window."""
+        trace = np.cumsum([s for _, s, _ in self.background if s is not None])
+        return float(np.std(trace)) if len(trace) else 0.0
 
     def _background_detail(self) -> str:
-        brightness = [b for _, b, _ in self.background if b is not None]
         changes = [c for _, _, c in self.background if c is not None]
-        if not brightness or not changes:
+        if not changes:
             return ""
         window = self.thresholds.background_window_s
         return (f"the background does not move: mean change {np.mean(changes):.2f}, brightness varies by "
-                f"{np.std(brightness):.2f} over {window:.0f} s (ask for the pan check)")  # fmt: skip
+                f"{self._brightness_variation():.2f} over {window:.0f} s (ask for the pan check)")  # fmt: skip
 
     def tick(self, at: float) -> list[Finding]:
         """Time passes without a frame: the camera is lost once no frame has come for ``lost_s``."""
