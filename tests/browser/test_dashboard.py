@@ -1,0 +1,323 @@
+"""The arbiters' dashboard (``GET /arbiter``) in a real browser: Debian's Chromium, driven by Playwright, against the
+real app on 127.0.0.1 fed by signed webhooks.
+
+Wang (arbiter) logs in through the form, sees a move on the board within 2 s of its webhook and incidents arrive in
+the queue live, gives a warning through the page, and is refused what article 16 keeps from him (by the server: the
+page's refusal message, and a forged request from his page). Li (chief) then gives the second violation, which loses
+the game (15.3), and the board shows the result. Screenshots at 1366x768 go to tests/browser/artifacts/.
+
+CI installs Chromium, so there this module never skips.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from aiohttp import ClientResponse, ClientSession, web
+from playwright.async_api import Page, async_playwright
+from sqlalchemy import insert
+
+from engine.board import COLUMNS
+from proctor.accounts import set_password
+from proctor.app import create_app
+from proctor.context import CONTEXT, Context
+from proctor.database import create_database_engine
+from proctor.models import Arbiter
+from proctor.service import now_ms, token_hash
+from proctor.settings import Settings
+from tests.proctor.conftest import Platformer, register_platform
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).parent / "artifacts"
+PASSWORD = "correct horse battery"
+LI_TOKEN, WANG_TOKEN = "token-li", "token-wang"
+CHIMES = "() => Number(document.body.dataset.chimes || 0)"
+BOARD_WITHIN_S = 2.0
+"""How long a move may take from its webhook to the board drawn in the page."""
+
+
+@pytest.fixture(autouse=True)
+def chromium() -> None:
+    if not CHROMIUM.exists():
+        reason = "needs Debian's chromium (.ci/run installs chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+@dataclass
+class Served:
+    base: str
+    context: Context
+    platform: Platformer
+    http: ClientSession
+
+
+class _Client:
+    """What :class:`Platformer` needs of a test client, over a real socket."""
+
+    def __init__(self, http: ClientSession, base: str) -> None:
+        self.http, self.base = http, base
+
+    async def post(self, path: str, **kwargs: Any) -> ClientResponse:
+        return await self.http.post(self.base + path, **kwargs)
+
+
+def add_arbiter(settings: Settings, name: str, role: str, token: str) -> None:
+    engine = create_database_engine(settings)
+    with engine.begin() as connection:
+        connection.execute(insert(Arbiter).values(name=name, role=role, token_hash=token_hash(token)))
+        set_password(connection, name, PASSWORD)
+    engine.dispose()
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[Served]:
+    """The real app on a free port of 127.0.0.1, a fresh SQLite file, the platform ``web`` and two arbiters."""
+    url = f"sqlite:///{tmp_path / 'proctor.db'}"
+    secret = register_platform(url, "web")
+    # The round is replayed from a minute or two ago: the grace keeps the deadline timer from ruling a no-show
+    # between a game's creation and its players' arrival, which reach the server a few milliseconds apart.
+    settings = Settings(database_url=url, media_dir=str(tmp_path / "media"), models_dir=str(tmp_path / "models"),
+                        feed_gap_timeout_s=2.0, deadline_grace_ms=600_000)  # fmt: skip
+    add_arbiter(settings, "Li", "chief", LI_TOKEN)
+    add_arbiter(settings, "Wang", "arbiter", WANG_TOKEN)
+    app = create_app(settings)
+    runner = web.AppRunner(app, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    base = f"http://{host}:{port}"
+    try:
+        async with ClientSession() as http:
+            platform = Platformer(cast(Any, _Client(http, base)), "web", secret)
+            yield Served(base, app[CONTEXT], platform, http)
+    finally:
+        await runner.cleanup()
+
+
+async def send(platform: Platformer, kind: str, game: str, data: dict[str, Any], at: int, **kw: Any) -> dict[str, Any]:
+    status, body = await platform.send(kind, game, data, at=at, **kw)
+    assert status in (200, 202), (status, body)
+    return body
+
+
+async def start_game(platform: Platformer, name: str, start: int, time_control: str, rule: str) -> int:
+    _, created = await platform.create(name, start=start, time_control=time_control, rule=rule)
+    for side in "bw":
+        await send(platform, "player.joined", name, {"player": f"{name}-{side}"}, start - 30_000)
+    return int(created["game"])
+
+
+async def set_up_round(served: Served) -> dict[str, Any]:
+    """Twelve games of a round: g1 (renju, the one the test acts on), ten freestyle games with scattered stones, one
+    blitz game short of time; a clock mismatch, a feed gap and a camera finding on three of them."""
+    platform = served.platform
+    now = now_ms()
+    start = now - 60_000
+    games = {"g1": await start_game(platform, "g1", start, "rapid-15", "renju")}
+    for i, point in enumerate(["h8", "h9", "i9"]):
+        body = await send(platform, "move", "g1", {"point": point}, start + 5_000 + 5_000 * i)
+        assert body["status"] == "applied", body
+    region = [f"{c}{r}" for c in COLUMNS[3:12] for r in range(4, 13)]
+    for index in range(2, 12):
+        name = f"g{index}"
+        games[name] = await start_game(platform, name, start, "rapid-15", "freestyle")
+        points = random.Random(index).sample(region, 4 + (3 * index) % 17)
+        for ply, point in enumerate(points):
+            body = await send(platform, "move", name, {"point": point}, start + 2_000 + 2_500 * ply)
+            assert body["status"] == "applied", (name, ply, body)
+    # Blitz: White is on move with 65 s left (3 min + 2 s, 47 s used for a move, thinking for 70 s now).
+    blitz = now - 124_000
+    games["g12"] = await start_game(platform, "g12", blitz, "blitz-3+2", "freestyle")
+    for point, at in [("h8", blitz + 5_000), ("i9", blitz + 52_000), ("j10", blitz + 54_000)]:
+        await send(platform, "move", "g12", {"point": point}, at)
+    # The platform's clock disagrees with the service's (a rule's incident), and a gap in another game's feed.
+    await send(platform, "move", "g2", {"point": "a1", "clock_ms": 1_000}, now - 1_000)
+    await send(platform, "move", "g3", {"point": "o15"}, now - 500, seq=platform.seqs["g3"] + 2)
+    await detector_incident(served, games["g4"], "left-area", "36.4.1", "g4-b", "nobody in front of the camera")
+    return games
+
+
+async def detector_incident(served: Served, game: int, kind: str, article: str, player: str, detail: str) -> int:
+    """An incident as the camera checks raise it, with a snapshot's name and SHA-256 as evidence."""
+    context = served.context
+    name = f"{now_ms()}-{kind}-{player}.jpg"
+    evidence = {"started": now_ms() - 4_000, "detail": detail, "media": [name],
+                "sha256": hashlib.sha256(name.encode()).hexdigest()}  # fmt: skip
+    summary = f"{player}: {detail}"
+    incident: int = await context.writer.submit(
+        lambda connection, batch: context.service.raise_incident(
+            connection, batch, game, kind, summary, source="detector:camera", article=article, evidence=evidence,
+            player_ref=player, at=now_ms(), confidence=0.93,
+        )
+    )  # fmt: skip
+    return incident
+
+
+async def log_in(page: Page, name: str) -> None:
+    await page.fill("#login-name", name)
+    await page.fill("#login-password", PASSWORD)
+    await page.click("#login-submit")
+    await page.wait_for_selector(f"#who[data-name={name!r}]", timeout=5_000)
+
+
+async def penalty_through_page(page: Page, incident: int, offence: str, note: str) -> dict[str, Any]:
+    """Open the incident's penalty dialog, give the reason, submit; the server's answer as the page shows it."""
+    await page.click(f"[data-incident='{incident}'] button[data-action=penalty]")
+    assert await page.input_value("#act-offence") == offence  # the incident's article is offered first
+    await page.fill("#act-note", note)
+    await page.click("#act-submit")
+    await page.wait_for_function("() => document.getElementById('act-answer').dataset.status > '0'", timeout=5_000)
+    answer = await page.evaluate(
+        "() => { const a = document.getElementById('act-answer');"
+        " return {status: a.dataset.status, penalty: a.dataset.penalty || null, text: a.textContent}; }"
+    )
+    await page.click("#act-close")
+    return cast(dict[str, Any], answer)
+
+
+async def wait_for_incident(page: Page, incident: int, since: float) -> float:
+    await page.wait_for_selector(f"[data-incident='{incident}']", timeout=5_000)
+    return time.perf_counter() - since
+
+
+ORDERS = "() => [...document.querySelectorAll('#boards .board')].map(b => [b.dataset.open, Number(b.style.order)])"
+FORGED_LOSS = """async ([game]) => {
+    const session = await (await fetch('/api/v1/session')).json();
+    const post = (headers) => fetch(`/api/v1/games/${game}/actions`, {
+        method: 'POST', headers: {'Content-Type': 'application/json', ...headers},
+        body: JSON.stringify({action: 'penalty', player: 'g1-w', offence: '18.12', role: 'chief', reason: 'forged'})});
+    const withToken = await post({'X-CSRF-Token': session.csrf});
+    const withoutToken = await post({});
+    return {status: withToken.status, body: await withToken.json(), bare: withoutToken.status};
+}"""
+"""Wang's page asks the server for a loss (18.12) with his own CSRF token, then without one."""
+
+
+async def wang_watches_and_warns(page: Page, served: Served, g1: int, figures: dict[str, float]) -> int:
+    """Login in Chinese; a move on the board within 2 s; a camera finding live in the queue; Wang's warning."""
+    card = f"[data-game='{g1}']"
+    await page.goto(served.base + "/arbiter")
+    assert await page.get_attribute("html", "lang") == "zh-CN"
+    assert await page.text_content("#login-submit") == "登录"
+    await log_in(page, "Wang")
+    assert "裁判员" in (await page.text_content("#who") or "")
+    await page.wait_for_selector(f"{card}[data-ply='3']", timeout=5_000)
+    assert await page.locator("#boards .board").count() == 12
+
+    posted = time.perf_counter()
+    await send(served.platform, "move", "g1", {"point": "g7"}, now_ms())
+    await page.wait_for_selector(f"{card}[data-last-move='g7']", timeout=BOARD_WITHIN_S * 1000)
+    figures["webhook_to_board_s"] = time.perf_counter() - posted
+    assert figures["webhook_to_board_s"] < BOARD_WITHIN_S
+
+    # A camera finding on g1: live in the queue, with a chime; g1 goes before the boards without incidents.
+    chimes = int(await page.evaluate(CHIMES))
+    raised = time.perf_counter()
+    first = await detector_incident(served, g1, "extra-person", "36.4.2", "g1-w", "2 faces in view")
+    figures["incident_to_queue_s"] = await wait_for_incident(page, first, raised)
+    await page.wait_for_selector(f"{card}[data-open='1']", timeout=3_000)
+    assert int(await page.evaluate(CHIMES)) > chimes
+    item = await page.text_content(f"[data-incident='{first}']") or ""
+    assert "36.4.2" in item and "检测器 · camera" in item and "g1-w" in item and ".jpg" in item
+    await page.wait_for_timeout(1_100)  # the order is recomputed every second
+    orders = await page.evaluate(ORDERS)
+    g1_order = int(await page.evaluate(f'() => Number(document.querySelector("{card}").style.order)'))
+    assert all(g1_order < order for open_, order in orders if open_ == "0")
+
+    # The first 36.4.2 is a warning (the ladder), which an arbiter may give (16.1).
+    answer = await penalty_through_page(page, first, "36.4.2", "two faces on the camera, confirmed")
+    assert (answer["status"], answer["penalty"]) == ("201", "warning") and "警告" in answer["text"]
+    await page.wait_for_selector(f"[data-incident='{first}']", state="detached", timeout=3_000)
+    return first
+
+
+async def wang_is_refused(page: Page, served: Served, g1: int, figures: dict[str, float]) -> int:
+    """Li's incident live in the queue (screenshots); English, kept over a reload; the server refuses Wang a violation
+    through the page (16.2) and a forged loss (16.3)."""
+    card = f"[data-game='{g1}']"
+    raised = time.perf_counter()
+    response = await served.http.post(
+        served.base + "/api/v1/incidents", headers={"Authorization": f"Bearer {LI_TOKEN}"},
+        json={"game": g1, "kind": "extra-person", "article": "36.4.2", "player": "g1-w",
+              "summary": "a second person behind g1-w again, seen on the room camera"},
+    )  # fmt: skip
+    assert response.status == 201
+    second = int((await response.json())["id"])
+    figures["api_incident_to_queue_s"] = await wait_for_incident(page, second, raised)
+    await page.wait_for_selector("[data-incident] .source.feed", timeout=5_000)  # the feed gap's incident
+    await page.wait_for_timeout(300)
+    await page.screenshot(path=str(ARTIFACTS / "arbiter-round.png"))
+    await page.locator("#queue").screenshot(path=str(ARTIFACTS / "arbiter-queue.png"))
+
+    await page.click("#lang")
+    await page.reload()
+    await page.wait_for_selector("#who[data-name='Wang']", timeout=5_000)  # the reloaded page's session
+    assert await page.get_attribute("html", "lang") == "en"
+    assert await page.text_content("#round-title") == "Live round"
+    await page.wait_for_selector(f"{card}[data-last-move='g7']", timeout=5_000)
+    await page.wait_for_selector(f"[data-incident='{second}']", timeout=5_000)
+    await page.screenshot(path=str(ARTIFACTS / "arbiter-round-en.png"))
+
+    answer = await penalty_through_page(page, second, "36.4.2", "same again")
+    assert answer["status"] == "403" and "16.2" in answer["text"] and "Refused" in answer["text"]
+
+    forged = await page.evaluate(FORGED_LOSS, [g1])
+    assert (forged["status"], forged["body"]["error"], forged["body"]["article"]) == (403, "authority", "16.3")
+    assert forged["bare"] == 403  # without the CSRF token it does not even get that far
+    li = {"Authorization": f"Bearer {LI_TOKEN}"}
+    state = await (await served.http.get(f"{served.base}/api/v1/platforms/web/games/g1", headers=li)).json()
+    assert state["result"] is None
+    return second
+
+
+async def li_gives_the_loss(page: Page, served: Served, g1: int, second: int) -> None:
+    """Li, the chief: the second 36.4.2 is a violation, the third another, and two violations lose the game (15.3)."""
+    card = f"[data-game='{g1}']"
+    await page.click("#logout")
+    await page.wait_for_selector("#login:not([hidden])", timeout=3_000)
+    await log_in(page, "Li")
+    answer = await penalty_through_page(page, second, "36.4.2", "confirmed on the room camera")
+    assert (answer["status"], answer["penalty"]) == ("201", "violation")
+    third = await detector_incident(served, g1, "extra-person", "36.4.2", "g1-w", "2 faces in view")
+    await wait_for_incident(page, third, time.perf_counter())
+    answer = await penalty_through_page(page, third, "36.4.2", "third time: the person is still there")
+    assert (answer["status"], answer["penalty"]) == ("201", "violation")
+    assert "Game result: Black wins · penalty" in answer["text"]
+    await page.wait_for_selector(f"{card}[data-status='over'][data-result='black']", timeout=3_000)
+    assert "Black wins" in (await page.text_content(f"{card} .line.state") or "")
+    await page.locator(card).scroll_into_view_if_needed()
+    await page.screenshot(path=str(ARTIFACTS / "arbiter-result.png"))
+
+
+async def test_the_arbiters_desk_in_a_real_browser(served: Served) -> None:
+    g1 = (await set_up_round(served))["g1"]
+    figures: dict[str, float] = {}
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run"],
+        )  # fmt: skip
+        try:
+            page = await browser.new_page(viewport={"width": 1366, "height": 768})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await wang_watches_and_warns(page, served, g1, figures)
+            second = await wang_is_refused(page, served, g1, figures)
+            await li_gives_the_loss(page, served, g1, second)
+            assert errors == []
+        finally:
+            await browser.close()
+    print("dashboard figures:", {name: round(value, 3) for name, value in figures.items()})
