@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import math
+import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,11 +19,12 @@ from sqlmodel import col
 from engine.adjudication import AuthorityRefusedError
 from engine.errors import EngineError, IllegalActionError
 from engine.openings import Player
-from engine.penalties import Role
-from proctor import accounts, errors, feed, signatures
+from engine.penalties import OFFENCES, Role
+from proctor import accounts, appeals, errors, feed, review, signatures
 from proctor import camera as camera_module
+from proctor.audit import verify_audit
 from proctor.context import CONTEXT, Context
-from proctor.models import Game, Incident, IncidentAction, Pairing, Platform, Section, Tournament
+from proctor.models import Game, Pairing, Platform, Section, Tournament
 from proctor.service import DeliveryResult, Identity, find_arbiter, game_action_event, game_view, now_ms
 
 STATUS: Final[dict[type[errors.ServiceError], int]] = {
@@ -281,6 +284,28 @@ async def post_incident_action(request: web.Request) -> web.Response:
     return web.json_response(result, status=201)
 
 
+# --- The arbiters' dashboard ----------------------------------------------------------------------------------------
+
+ARBITER_PAGE = Path(__file__).parent.parent / "dashboard" / "arbiter.html"
+
+
+async def arbiter_page(request: web.Request) -> web.Response:
+    """The arbiters' page: login, the live round and the incident queue, all through the API behind the login.  The
+    page gets the penalised offences (engine/penalties.py) and a nonce for its one script; its Content-Security-Policy
+    lets it reach this server only."""
+    offences = [{"article": o.article, "description": o.description} for o in OFFENCES.values()]
+    nonce = secrets.token_urlsafe(18)
+    text = (
+        ARBITER_PAGE.read_text(encoding="utf-8")
+        .replace("[/*OFFENCES*/]", json.dumps(offences, ensure_ascii=False).replace("<", "\\u003c"))
+        .replace("{{NONCE}}", nonce)
+    )
+    policy = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; connect-src 'self'; "
+              "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
+    return web.Response(text=text, content_type="text/html",
+                        headers={"Content-Security-Policy": policy, "Cache-Control": "no-store"})  # fmt: skip
+
+
 # --- Players' cameras ---------------------------------------------------------------------------------------------
 
 PLAYER_PAGE = Path(__file__).parent.parent / "dashboard" / "player.html"
@@ -465,45 +490,8 @@ async def get_game(request: web.Request) -> web.Response:
 def _incidents(
     context: Context, game_id: int | None = None, kind: str | None = None, limit: int = 500
 ) -> list[dict[str, Any]]:
-    query = select(Incident).order_by(col(Incident.id))
-    if game_id is not None:
-        query = query.where(col(Incident.game_id) == game_id)
-    if kind is not None:
-        query = query.where(col(Incident.kind) == kind)
     with context.engine.connect() as connection:
-        rows = connection.execute(query.limit(limit)).all()
-        ids = [row.id for row in rows]
-        actions: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
-        if ids:
-            for action in connection.execute(
-                select(IncidentAction).where(col(IncidentAction.incident_id).in_(ids)).order_by(col(IncidentAction.id))
-            ):
-                actions[action.incident_id].append(
-                    {
-                        "arbiter": action.arbiter,
-                        "role": action.role,
-                        "action": action.action,
-                        "note": action.note,
-                        "verdict": action.verdict,
-                        "at": action.created_ms,
-                    }
-                )
-    return [
-        {
-            "id": row.id,
-            "game": row.game_id,
-            "kind": row.kind,
-            "source": row.source,
-            "article": row.article,
-            "confidence": row.confidence,
-            "summary": row.summary,
-            "evidence": row.evidence,
-            "at": row.created_ms,
-            "actions": actions[row.id],
-            "status": actions[row.id][-1]["action"] if actions[row.id] else "open",
-        }
-        for row in rows
-    ]
+        return review.read_incidents(connection, review.IncidentFilter(game=game_id, kind=kind), limit)
 
 
 def _int_param(request: web.Request, name: str) -> int | None:
@@ -519,7 +507,9 @@ async def list_incidents(request: web.Request) -> web.Response:
     """Incidents carry players' evidence: arbiters and the review panel only."""
     arbiter(request)
     context = _context(request)
-    rows = _incidents(context, game_id=_int_param(request, "game"), kind=request.query.get("kind"))
+    where = review.IncidentFilter.from_query(request.query)
+    with context.engine.connect() as connection:
+        rows = review.read_incidents(connection, where)
     return web.json_response(rows)
 
 
@@ -617,6 +607,172 @@ async def healthz(request: web.Request) -> web.Response:
     )
 
 
+# --- Review, exports and appeals (arbiters and the review panel) -----------------------------------------------------
+
+
+async def _read(context: Context, job: Any) -> Any:
+    """Run ``job(connection)`` off the event loop (replays, reports and exports read many rows)."""
+
+    def run() -> Any:
+        with context.engine.connect() as connection:
+            return job(connection)
+
+    return await asyncio.to_thread(run)
+
+
+def _attachment(text: str | bytes, content_type: str, filename: str, disposition: str = "attachment") -> web.Response:
+    headers = {"Content-Disposition": f'{disposition}; filename="{filename}"', "Cache-Control": "no-store"}
+    if isinstance(text, bytes):
+        return web.Response(body=text, content_type=content_type, headers=headers)
+    return web.Response(text=text, content_type=content_type, charset="utf-8", headers=headers)
+
+
+async def get_timeline(request: web.Request) -> web.Response:
+    """One game's review timeline (proctor.review): moves with clocks, clock actions, feed and camera gaps per player,
+    incidents, arbiter actions and verdicts, the result."""
+    arbiter(request)
+    game_id = _path_id(request, "game")
+    return web.json_response(await _read(_context(request), lambda c: review.read_timeline(c, game_id)))
+
+
+async def get_player_history(request: web.Request) -> web.Response:
+    """A player's sections, games, incidents and penalties, in one event (``event``) or across all."""
+    arbiter(request)
+    context = _context(request)
+    player, event = request.match_info["player"], request.query.get("event") or None
+    states = {game_id: game.state for game_id, game in dict(context.service.games).items()}
+    return web.json_response(await _read(context, lambda c: review.read_history(c, player, event, states)))
+
+
+async def _game_record(request: web.Request, kind: str) -> web.Response:
+    arbiter(request)
+    game_id = _path_id(request, "game")
+    text = await _read(_context(request), lambda c: review.read_record(c, game_id, kind))
+    content_type = "application/xml" if kind == "rif" else "text/plain"
+    return _attachment(text, content_type, f"game-{game_id}.{kind}")
+
+
+async def get_record_rif(request: web.Request) -> web.Response:
+    """The game's record as RenjuNet RIF XML (engine.records.write_rif)."""
+    return await _game_record(request, "rif")
+
+
+async def get_record_psq(request: web.Request) -> web.Response:
+    """The game's record as Gomocup PSQ, with each stone's thinking time (409 for swaps or candidates)."""
+    return await _game_record(request, "psq")
+
+
+async def _standings(request: web.Request, kind: str) -> web.Response:
+    arbiter(request)
+    context = _context(request)
+    slug, section = request.match_info["slug"], request.match_info["section"]
+    through = _int_param(request, "round")
+    states = {game_id: game.state for game_id, game in dict(context.service.games).items()}
+
+    def build(connection: Any) -> str:
+        tournament, table = review.section_standings(review.read_section(connection, slug, section, states), through)
+        return review.standings_csv(tournament, table) if kind == "csv" else review.standings_trf(tournament, table)
+
+    text = await _read(context, build)
+    return _attachment(text, "text/csv" if kind == "csv" else "text/plain", f"{slug}-{section}-standings.{kind}")
+
+
+async def get_standings_csv(request: web.Request) -> web.Response:
+    """A section's standings with its tie-breaks (28, 29), after its last complete round or ``round``."""
+    return await _standings(request, "csv")
+
+
+async def get_standings_trf(request: web.Request) -> web.Response:
+    """The same standings as a TRF file (engine.trf.write_trf)."""
+    return await _standings(request, "trf")
+
+
+async def get_audit_verify(request: web.Request) -> web.Response:
+    """The audit log's hash chain recomputed (as ``proctor audit verify``)."""
+    arbiter(request)
+    report = await _read(_context(request), verify_audit)
+    return web.json_response({"ok": report.ok, "entries": report.entries, "problems": list(report.problems)})
+
+
+async def _incident_report(request: web.Request) -> review.IncidentReport:
+    arbiter(request)
+    where = review.IncidentFilter.from_query(request.query)
+    report: review.IncidentReport = await _read(_context(request), lambda c: review.read_report(c, where, now_ms()))
+    return report
+
+
+async def get_report_html(request: web.Request) -> web.Response:
+    """The printable incident report, filtered like the incident list; every text escaped."""
+    report = await _incident_report(request)
+    response = web.Response(text=review.report_html(report), content_type="text/html", charset="utf-8")
+    response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    return response
+
+
+async def get_report_pdf(request: web.Request) -> web.Response:
+    """The same report as a PDF, in the ``PDF_FONT`` font (Chinese names need its CJK glyphs)."""
+    report = await _incident_report(request)
+    data = await asyncio.to_thread(review.report_pdf, report, _context(request).settings.pdf_font)
+    return _attachment(data, "application/pdf", "incidents.pdf", "inline")
+
+
+async def post_appeal(request: web.Request) -> web.Response:
+    """Record a written appeal (22.1): by a team leader or coach, with the deposit; any arbiter role records it."""
+    who = arbiter(request)
+    context = _context(request)
+    lodged = appeals.AppealRequest.from_body(await _json_object(request))
+    result = await context.writer.submit(
+        lambda connection, batch: appeals.file_appeal(context.service, connection, batch, who, lodged, now_ms())
+    )
+    return web.json_response(result, status=201)
+
+
+async def post_appeal_vote(request: web.Request) -> web.Response:
+    """A technical appeals committee member's vote (22.2), once each."""
+    who = arbiter(request)
+    context = _context(request)
+    appeal_id = _path_id(request, "appeal")
+    body = await _json_object(request)
+    choice, note = _text(body, "vote", required=True), _text(body, "note")
+    result = await context.writer.submit(
+        lambda connection, batch: appeals.vote(context.service, connection, batch, appeal_id, who, choice, note,
+                                               now_ms())
+    )  # fmt: skip
+    return web.json_response(result, status=201)
+
+
+async def post_appeal_decision(request: web.Request) -> web.Response:
+    """The committee's decision by majority (22.2) and the deposit's outcome (22.1, 22.2)."""
+    who = arbiter(request)
+    context = _context(request)
+    appeal_id = _path_id(request, "appeal")
+    body = await _json_object(request) if await request.read() else {}
+    basis = body.get("reasonable_basis", False)
+    if not isinstance(basis, bool):
+        raise errors.BadRequestError("'reasonable_basis' must be true or false")
+    note = _text(body, "note")
+    result = await context.writer.submit(
+        lambda connection, batch: appeals.decide(context.service, connection, batch, appeal_id, who, basis, note,
+                                                 now_ms())
+    )  # fmt: skip
+    return web.json_response(result, status=201)
+
+
+async def list_appeals(request: web.Request) -> web.Response:
+    """Appeals with their votes and decisions, filtered by game and status (open, upheld, rejected)."""
+    arbiter(request)
+    game, status = _int_param(request, "game"), request.query.get("status")
+    if status is not None and status not in ("open", "upheld", "rejected"):
+        raise errors.BadRequestError("query parameter 'status' must be open, upheld or rejected")
+    return web.json_response(await _read(_context(request), lambda c: appeals.list_appeals(c, game, status)))
+
+
+async def get_appeal(request: web.Request) -> web.Response:
+    arbiter(request)
+    appeal_id = _path_id(request, "appeal")
+    return web.json_response(await _read(_context(request), lambda c: appeals.read_appeal(c, appeal_id)))
+
+
 # --- Routes and their OpenAPI description ---------------------------------------------------------------------------
 
 
@@ -630,6 +786,16 @@ class Route:
     parameters: tuple[tuple[str, str, str], ...] = ()
     """(name, in, description)."""
 
+
+INCIDENT_FILTERS: Final = (
+    ("game", "query", "the service's game id"), ("kind", "query", "e.g. feed-gap, result-mismatch"),
+    ("player", "query", "the player's id on the platform"),
+    ("status", "query", "open, or the last action: confirm, dismiss, note, penalty, evidence"),
+    ("source", "query", "feed, rules, service, player, arbiter (any) or arbiter:NAME, detector (any) or detector:NAME"),
+    ("article", "query", "an article and its sub-articles, e.g. 36.4"),
+    ("since", "query", "raised at or after (ms since 1970)"), ("until", "query", "raised at or before (ms since 1970)"),
+    ("q", "query", "text in the kind or the summary"), ("event", "query", "an event's slug"),
+)  # fmt: skip
 
 ROUTES: Final = (
     Route(
@@ -659,9 +825,10 @@ ROUTES: Final = (
     ),
     Route("GET", "/api/v1/events", list_events, "Events, their sections and rounds", {"200": "the events"}),
     Route(
-        "GET", "/api/v1/incidents", list_incidents, "Incidents with their arbiter actions, filtered by game and kind",
-        {"200": "the incidents", "400": "bad filter"},
-        (("game", "query", "the service's game id"), ("kind", "query", "e.g. feed-gap, result-mismatch")),
+        "GET", "/api/v1/incidents", list_incidents,
+        "Incidents with their arbiter actions and status (arbiters and the review panel), filtered",
+        {"200": "the incidents", "400": "bad filter", "401": "not an arbiter", "404": "unknown event"},
+        INCIDENT_FILTERS,
     ),
     Route(
         "POST", "/api/v1/games/{game}/actions", post_game_action,
@@ -760,7 +927,99 @@ ROUTES: Final = (
           {"200": "who, role, csrf, expires, sections", "401": "not logged in"}),
     Route("DELETE", "/api/v1/session", delete_session, "Log out (X-CSRF-Token)",
           {"204": "logged out", "401": "not logged in", "403": "missing or wrong CSRF token"}),
+    Route("GET", "/arbiter", arbiter_page, "The arbiters' dashboard: login, the live round, the incident queue",
+          {"200": "the page"}),
     Route("GET", "/api/v1/stream", stream, "Server-sent events of every committed change", {"200": "an event stream"}),
+    Route(
+        "GET", "/api/v1/games/{game}/timeline", get_timeline,
+        "One game's review timeline: moves with both clocks, clock actions, penalties and verdicts (who, when, why, "
+        "article), incidents and their actions, feed and camera gaps per player as separate series, the result",
+        {"200": "the timeline", "401": "not an arbiter", "404": "unknown game"},
+        (("game", "path", "the service's game id"),),
+    ),
+    Route(
+        "GET", "/api/v1/players/{player}/history", get_player_history,
+        "A player's sections, games (colour, opponent, result and article), incidents and penalties",
+        {"200": "the history", "401": "not an arbiter", "404": "unknown player or event"},
+        (("player", "path", "the player's id on the platform"), ("event", "query", "an event's slug")),
+    ),
+    Route(
+        "GET", "/api/v1/games/{game}/record.rif", get_record_rif, "The game's record as RenjuNet RIF XML",
+        {"200": "the record", "401": "not an arbiter", "404": "unknown game"},
+        (("game", "path", "the service's game id"),),
+    ),
+    Route(
+        "GET", "/api/v1/games/{game}/record.psq", get_record_psq,
+        "The game's record as Gomocup PSQ with each stone's thinking time",
+        {"200": "the record", "401": "not an arbiter", "404": "unknown game",
+         "409": "PSQ holds stones only: the game has swaps or candidates"},
+        (("game", "path", "the service's game id"),),
+    ),
+    Route(
+        "GET", "/api/v1/events/{slug}/sections/{section}/standings.csv", get_standings_csv,
+        "A section's standings with its tie-breaks (28, 29) and each round's result, as CSV",
+        {"200": "the table", "400": "bad round", "401": "not an arbiter", "404": "unknown event or section",
+         "409": "a knockout section, or the round asked for is not complete"},
+        (("slug", "path", "the event's slug"), ("section", "path", "the section's slug"),
+         ("round", "query", "after this round (the last complete round by default)")),
+    ),
+    Route(
+        "GET", "/api/v1/events/{slug}/sections/{section}/standings.trf", get_standings_trf,
+        "The same standings as a FIDE TRF file",
+        {"200": "the file", "400": "bad round", "401": "not an arbiter", "404": "unknown event or section",
+         "409": "a knockout section, or the round asked for is not complete"},
+        (("slug", "path", "the event's slug"), ("section", "path", "the section's slug"),
+         ("round", "query", "after this round (the last complete round by default)")),
+    ),
+    Route(
+        "GET", "/api/v1/audit/verify", get_audit_verify, "The audit log's hash chain verified: ok, entries, problems",
+        {"200": "the result", "401": "not an arbiter"},
+    ),
+    Route(
+        "GET", "/api/v1/reports/incidents.html", get_report_html,
+        "A printable incident report (filtered like the incident list): evidence with SHA-256, actions, verdicts",
+        {"200": "the page", "400": "bad filter", "401": "not an arbiter", "404": "unknown event"}, INCIDENT_FILTERS,
+    ),
+    Route(
+        "GET", "/api/v1/reports/incidents.pdf", get_report_pdf, "The same incident report as a PDF",
+        {"200": "the PDF", "400": "bad filter", "401": "not an arbiter", "404": "unknown event",
+         "500": "the PDF_FONT font is missing"},
+        INCIDENT_FILTERS,
+    ),
+    Route(
+        "POST", "/api/v1/appeals", post_appeal,
+        "Record a written appeal (22.1) {game or incident, filed_by {name, capacity: team-leader or coach, team}, "
+        "grounds, deposit {amount, currency}}",
+        {"201": "the appeal", "400": "malformed, or not lodged by a team leader or coach (22.1)",
+         "401": "not an arbiter", "403": "the review panel reads only", "404": "unknown game or incident"},
+    ),
+    Route(
+        "GET", "/api/v1/appeals", list_appeals, "Appeals with their votes, decisions and deposits",
+        {"200": "the appeals", "400": "bad filter", "401": "not an arbiter"},
+        (("game", "query", "the service's game id"), ("status", "query", "open, upheld or rejected")),
+    ),
+    Route(
+        "GET", "/api/v1/appeals/{appeal}", get_appeal, "One appeal with its votes, decision and deposit",
+        {"200": "the appeal", "401": "not an arbiter", "404": "unknown appeal"},
+        (("appeal", "path", "the appeal's id"),),
+    ),
+    Route(
+        "POST", "/api/v1/appeals/{appeal}/votes", post_appeal_vote,
+        "A technical appeals committee member's vote {vote: uphold or reject, note}, once each (22.2)",
+        {"201": "the appeal", "400": "malformed", "401": "not an arbiter",
+         "403": "not a committee member (22.2)", "404": "unknown appeal",
+         "409": "already voted, or the appeal is decided"},
+        (("appeal", "path", "the appeal's id"),),
+    ),
+    Route(
+        "POST", "/api/v1/appeals/{appeal}/decision", post_appeal_decision,
+        "The committee's decision by majority (22.2) {reasonable_basis, note}: upheld, the deposit returned; "
+        "rejected, forfeited or half returned for a reasonable basis (22.1, 22.2)",
+        {"201": "the appeal with its decision", "400": "malformed", "401": "not an arbiter",
+         "403": "not a committee member (22.2)", "404": "unknown appeal",
+         "409": "no majority yet, a tie, or already decided"},
+        (("appeal", "path", "the appeal's id"),),
+    ),
     Route("GET", "/api/openapi.json", None, "This document", {"200": "the OpenAPI document"}),
     Route("GET", "/healthz", healthz, "Liveness and database check", {"200": "ok"}),
 )  # fmt: skip

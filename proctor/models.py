@@ -274,3 +274,64 @@ class CameraAction(SQLModel, table=True):
     """The incident it was recorded on, if any (not a foreign key: the incident may be staged in the same batch)."""
     detail: dict[str, Any] | None = _json()
     created_ms: int = _ms()
+
+
+class Appeal(SQLModel, table=True):
+    """A technical appeal (22) against an arbiter's decision on a game or an incident: lodged in writing by a team
+    leader or coach (22.1) with the deposit (22.1, 22.2), recorded by an arbiter.  Append-only: the committee's votes
+    and its decision are rows of their own."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int | None = Field(default=None, foreign_key="game.id", index=True)
+    incident_id: int | None = Field(default=None, foreign_key="incident.id", index=True)
+    filed_by: str = Field(max_length=200)
+    capacity: str = Field(max_length=20)
+    """team-leader or coach (22.1: nobody else may lodge an appeal)."""
+    team: str = Field(default="", max_length=200)
+    grounds: str = Field(sa_column=Column(Text, nullable=False))
+    deposit_amount: str = Field(max_length=24)
+    """A decimal amount as text (``"500"``, ``"200.50"``): exact, whatever the database."""
+    deposit_currency: str = Field(max_length=3)
+    """ISO 4217 (``CNY``)."""
+    recorded_by: str = Field(max_length=200)
+    recorded_role: str = Field(max_length=20)
+    created_ms: int = _ms()
+
+
+class AppealVote(SQLModel, table=True):
+    """One technical appeals committee member's vote on an appeal (22.2: each member has one vote).  Append-only."""
+
+    __tablename__ = "appeal_vote"
+
+    id: int | None = Field(default=None, primary_key=True)
+    appeal_id: int = Field(foreign_key="appeal.id", index=True)
+    member: str = Field(max_length=200)
+    vote: str = Field(max_length=10)
+    """uphold or reject."""
+    note: str = Field(default="", sa_column=Column(Text, nullable=False))
+    created_ms: int = _ms()
+
+    __table_args__ = (UniqueConstraint("appeal_id", "member"),)
+
+
+class AppealDecision(SQLModel, table=True):
+    """The committee's final decision on an appeal, by majority (22.2), and what becomes of the deposit (22.1, 22.2:
+    returned if the appeal succeeds; if it fails, forfeited, or half returned when it had some reasonable basis)."""
+
+    __tablename__ = "appeal_decision"
+
+    id: int | None = Field(default=None, primary_key=True)
+    appeal_id: int = Field(foreign_key="appeal.id", unique=True)
+    outcome: str = Field(max_length=10)
+    """upheld or rejected."""
+    uphold: int
+    reject: int
+    committee: int
+    """How many members the committee had when it decided."""
+    deposit_outcome: str = Field(max_length=20)
+    """returned, half-returned or forfeited."""
+    deposit_returned: str = Field(max_length=24)
+    decided_by: str = Field(max_length=200)
+    decided_role: str = Field(max_length=20)
+    note: str = Field(default="", sa_column=Column(Text, nullable=False))
+    created_ms: int = _ms()

