@@ -134,22 +134,34 @@ class Observation:
     moving in front of a textured background does not disturb (the region's own mean would follow them)."""
 
 
-def person_mask(faces: Sequence[Box], width: int, height: int, step: int = 1, margin: float = 0.5) -> NDArray[np.bool_]:
-    """Where the people are, roughly: around each face, three face-widths wide, from half a face above it down to
-    the bottom of the frame (head, shoulders, body and arms at a desk), widened by ``margin`` face-widths on every
-    side for the movement between two analysed frames.  ``step``: the mask of a frame subsampled by that factor."""
+def person_mask(
+    faces: Sequence[Box], width: int, height: int, step: int = 1, margin: float = 0.25
+) -> NDArray[np.bool_]:
+    """Where the people are, roughly: around each face, two and a half face-widths wide (the shoulders), from half a
+    face above it down to the bottom of the frame (head, shoulders, body and arms at a desk), widened by ``margin``
+    face-widths on every side for the movement between two analysed frames.  ``step``: the mask of a frame
+    subsampled by that factor."""
     mask = np.zeros((math.ceil(height / step), math.ceil(width / step)), dtype=bool)
     for face in faces:
         extra = int(margin * face.width)
-        x0 = max(0, (face.x - face.width - extra) // step)
-        x1 = min(mask.shape[1], (face.x + 2 * face.width + extra) // step + 1)
+        x0 = max(0, (face.x - 3 * face.width // 4 - extra) // step)
+        x1 = min(mask.shape[1], (face.x + 7 * face.width // 4 + extra) // step + 1)
         y0 = max(0, (face.y - face.height // 2 - extra) // step)
         mask[y0:, x0:x1] = True
     return mask
 
 
-BACKGROUND_MIN_SHARE = 0.15
+BACKGROUND_MIN_SHARE = 0.1
 """Below this share of the frame left outside the people, the background is not judged."""
+
+
+def _trimmed_change(difference: NDArray[np.int16]) -> tuple[float, float]:
+    """The background's change (mean absolute difference) and shift (mean signed difference), leaving out the
+    largest 20 % of the differences: the person's shoulders, arms and hands reach outside the mask now and then,
+    and they would otherwise make a replaced background look alive."""
+    magnitude = np.abs(difference)
+    keep = magnitude <= np.percentile(magnitude, 80)
+    return float(magnitude[keep].mean()), float(difference[keep].mean())
 
 
 def to_grey(frame: Frame) -> Frame:
@@ -189,7 +201,7 @@ def observe(
             background_brightness = float(small[outside].mean())
             if previous is not None and previous.shape == small.shape:
                 difference = small[outside].astype(np.int16) - previous[outside].astype(np.int16)
-                background_change, background_shift = float(np.abs(difference).mean()), float(difference.mean())
+                background_change, background_shift = _trimmed_change(difference)
     observation = Observation(at, float(grey.mean()), float(grey.std()), change, faces, width, height,
                               background_brightness, background_change, background_shift)  # fmt: skip
     return observation, small

@@ -141,12 +141,26 @@ def test_a_real_room_with_sensor_noise_and_exposure_drift_is_not_flagged() -> No
 
 
 def test_the_background_is_the_frame_outside_the_people() -> None:
-    mask = person_mask([Box(100, 100, 40, 50)], 640, 480, margin=0)
-    assert mask[200, 120] and mask[479, 60] and mask[75, 100]
-    assert not mask[10, 120] and not mask[200, 59] and not mask[200, 181]
-    wider = person_mask([Box(100, 100, 40, 50)], 640, 480)  # half a face-width more on every side, for movement
-    assert wider[200, 40] and wider[200, 200] and wider[55, 120] and not wider[200, 39]
+    mask = person_mask([Box(100, 100, 40, 50)], 640, 480, margin=0)  # 2.5 face-widths: x 70-170, from y 75 down
+    assert mask[200, 120] and mask[479, 71] and mask[75, 100]
+    assert not mask[10, 120] and not mask[200, 69] and not mask[200, 171]
+    wider = person_mask([Box(100, 100, 40, 50)], 640, 480)  # a quarter face-width more on every side, for movement
+    assert wider[200, 61] and wider[200, 179] and wider[66, 120] and not wider[200, 59] and not wider[200, 181]
     assert person_mask([Box(100, 100, 40, 50)], 640, 480, step=4).shape == (120, 160)
+
+
+def test_a_hand_reaching_into_a_still_replaced_background_does_not_make_it_look_alive() -> None:
+    rng = np.random.default_rng(2)
+    backdrop = scene(0, np.random.default_rng(5))
+    face = (Box(268, 106, 64, 79),)
+    first, previous = observe(backdrop, 0.0, None, None, face)
+    hand = backdrop.copy()
+    hand[300:420, 40:150] = rng.integers(0, 255, (120, 110, 3), dtype=np.uint8)  # beside the player, outside the mask
+    second, _ = observe(hand, 0.5, previous, None, face)
+    assert second.background_change is not None and second.background_shift is not None
+    assert second.background_change < 0.05 and abs(second.background_shift) < 0.05
+    brighter, _ = observe(np.clip(backdrop.astype(np.int16) + 3, 0, 255).astype(np.uint8), 0.5, previous, None, face)
+    assert brighter.background_shift is not None and 2.5 < brighter.background_shift <= 3.0
 
 
 def _panned(virtual: bool) -> list[Observation]:
