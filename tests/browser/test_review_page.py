@@ -1,0 +1,201 @@
+"""The review panel's page (``GET /review``) in a real browser: Debian's Chromium, driven by Playwright, against the
+real app on 127.0.0.1 fed by signed webhooks (the set-up of tests/browser/test_dashboard.py).
+
+A short game is played; a camera finding and an arbiter's incident are raised on it, and Li (chief, by bearer token)
+gives the penalties of the ladder until the second violation loses the game (15.3). Zhao (review panel) logs in through
+the page, opens the game and finds the moves, the incident, the penalty with its article and the result in the
+timeline; the replay slider and a click on a timeline row show the board after that ply; the PDF export link answers a
+PDF, and the audit check is ok. A screenshot at 1366x768 goes to tests/browser/artifacts/review.png.
+
+CI installs Chromium, so there this module never skips.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from playwright.async_api import Page, async_playwright
+
+from proctor.service import now_ms
+from tests.browser.test_dashboard import (
+    ARTIFACTS,
+    CHROMIUM,
+    LI_TOKEN,
+    Served,
+    add_arbiter,
+    detector_incident,
+    log_in,
+    send,
+    served,
+    start_game,
+)
+
+__all__ = ["served"]  # the fixture, imported from the arbiters' dashboard test
+
+REVIEWER_TOKEN = "token-zhao"
+MOVES = ["h8", "h9", "i9", "i10", "j10", "g7"]
+
+
+@pytest.fixture(autouse=True)
+def chromium() -> None:
+    if not CHROMIUM.exists():
+        reason = "needs Debian's chromium (.ci/run installs chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+async def li(served: Served, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    headers = {"Authorization": f"Bearer {LI_TOKEN}"}
+    async with served.http.request(method, served.base + path, json=body, headers=headers) as response:
+        return response.status, await response.json()
+
+
+async def play_the_game(served: Served) -> int:
+    """r1: six stones, a feed gap (White's connection dropped for 3 s), a camera gap (lost for 6 s), an arbiter's
+    incident of 36.4.2 and three penalties of its ladder: warning, violation, violation, the loss (15.3). r2: another
+    game for the list."""
+    platform = served.platform
+    start = now_ms() - 120_000
+    game = await start_game(platform, "r1", start, "rapid-15", "freestyle")
+    await start_game(platform, "r2", start, "rapid-15", "freestyle")
+    await send(platform, "move", "r2", {"point": "h8"}, start + 3_000)
+    for ply, point in enumerate(MOVES):
+        at = start + 5_000 + 6_000 * ply
+        body = await send(platform, "move", "r1", {"point": point}, at)
+        assert body["status"] == "applied", body
+        if ply == 2:
+            await send(platform, "player.disconnected", "r1", {"player": "r1-w"}, at + 1_000)
+            await send(platform, "player.reconnected", "r1", {"player": "r1-w"}, at + 4_000)
+    lost = await detector_incident(served, game, "camera-lost", "36.4", "r1-b", "no picture")
+    ended = {"action": "note", "note": "ended after 6 s"}  # the detector's note: the camera is back
+    status, _ = await li(served, "POST", f"/api/v1/incidents/{lost}/actions", ended)
+    assert status == 201
+    status, raised = await li(served, "POST", "/api/v1/incidents", {
+        "game": game, "kind": "extra-person", "article": "36.4.2", "player": "r1-w",
+        "summary": "a second person <b>behind</b> r1-w on the room camera",
+    })  # fmt: skip
+    assert status == 201
+    for expected in ("warning", "violation", "violation"):
+        status, answer = await li(served, "POST", f"/api/v1/incidents/{raised['id']}/actions", {
+            "action": "penalty", "offence": "36.4.2", "note": "seen again on the room camera",
+        })  # fmt: skip
+        assert (status, answer["verdict"]["penalty"]) == (201, expected), answer
+    return game
+
+
+async def open_the_game(page: Page, served: Served, game: int) -> None:
+    """Zhao logs in through the page (Chinese by default) and opens the game from the list."""
+    await page.goto(served.base + "/review")
+    assert await page.get_attribute("html", "lang") == "zh-CN"
+    assert await page.text_content("#login-submit") == "登录"
+    await log_in(page, "Zhao")
+    assert "审查组" in (await page.text_content("#who") or "")
+    await page.wait_for_selector(f"#games button[data-game='{game}']", timeout=5_000)
+    assert await page.locator("#games button[data-game]").count() == 2
+    await page.click(f"#games button[data-game='{game}']")
+    await page.wait_for_selector(f"#review[data-game='{game}'] #timeline tbody tr", timeout=5_000)
+
+
+async def check_the_timeline(page: Page) -> None:
+    """The moves with both clocks, the incidents, the penalties with their articles, the verdict and the result;
+    the feed's and the camera's gaps on separate tracks; server text shown as text."""
+    rows = "#timeline tbody tr"
+    assert await page.locator(f"{rows}[data-type=move]").count() == len(MOVES)
+    third = await page.text_content(f"{rows}[data-ply='3']") or ""
+    assert "第 3 手" in third and "i9" in third and "黑 14:49" in third and "白 14:54" in third, third
+    incident = await page.text_content(f"{rows}[data-type=incident]:has-text('36.4.2')") or ""
+    assert "区域内有他人" in incident and "<b>behind</b>" in incident, incident  # escaped, not markup
+    assert await page.locator("#timeline b").count() == 0
+    penalties = await page.locator(f"{rows}[data-type=penalty]").all_text_contents()
+    assert len(penalties) == 3 and all("36.4.2" in text and "Li (裁判长)" in text for text in penalties), penalties
+    assert "36.4.2, 15.2" in penalties[-1]
+    verdict = await page.text_content(f"{rows}[data-type=verdict]") or ""
+    assert "15.3, 18.14" in verdict and "two violations" in verdict, verdict
+    actions = await page.locator(f"{rows}[data-type=incident-action][data-action=penalty]").all_text_contents()
+    assert "违规" in actions[-1] and "黑胜" in actions[-1], actions
+    result = await page.text_content("#result") or ""
+    assert "黑胜" in result and "判罚" in result and "15.3, 18.14" in result and "未确认" in result, result
+    assert await page.get_attribute("#result", "data-winner") == "black"
+    track = ".track[data-track={}][data-player='{}']"
+    tracks = {(kind, player): await page.get_attribute(track.format(kind, player), "data-gaps")
+              for kind in ("feed", "camera") for player in ("r1-b", "r1-w")}  # fmt: skip
+    assert tracks == {("feed", "r1-b"): "0", ("feed", "r1-w"): "1", ("camera", "r1-b"): "1", ("camera", "r1-w"): "0"}
+
+
+async def check_the_replay(page: Page) -> None:
+    """The slider shows the board after ply n; a click on a timeline row moves it to that row's time."""
+    stones = "() => Number(document.getElementById('board').dataset.stones)"
+    assert await page.evaluate(stones) == len(MOVES)
+    await page.fill("#ply", "2")
+    assert await page.evaluate(stones) == 2
+    assert "第 2 / 6 手" in (await page.text_content("#ply-label") or "")
+    await page.click("#timeline tbody tr[data-ply='4']")
+    assert (await page.input_value("#ply"), await page.evaluate(stones)) == ("4", 4)
+    assert await page.get_attribute("#board", "data-last-move") == "i10"
+    await page.click("#timeline tbody tr[data-kind=start]")  # before the first move: an empty board
+    assert (await page.input_value("#ply"), await page.evaluate(stones)) == ("0", 0)
+    await page.click("#timeline tbody tr[data-type=verdict]")
+    assert (await page.input_value("#ply"), await page.evaluate(stones)) == ("6", 6)
+
+
+async def check_the_exports(page: Page, served: Served, game: int) -> None:
+    """The game's PDF report and RIF record answer through the page's session; the audit chain is ok."""
+    pdf = await page.get_attribute("#export-pdf", "href")
+    assert pdf == f"/api/v1/reports/incidents.pdf?game={game}"
+    response = await page.request.get(served.base + pdf)
+    assert response.status == 200 and response.headers["content-type"] == "application/pdf"
+    assert (await response.body()).startswith(b"%PDF")
+    rif = await page.request.get(served.base + (await page.get_attribute("#export-rif", "href") or ""))
+    assert rif.status == 200 and b"h8" in await rif.body()
+    await page.wait_for_selector("#audit[data-ok=true]", timeout=5_000)
+    assert "审计链：正常" in (await page.text_content("#audit") or "")
+
+
+async def check_the_searches(page: Page) -> None:
+    """The player's history from the game's header; the incident search with its filters and report links."""
+    await page.click("#game-players button[data-player='r1-w']")
+    await page.wait_for_selector("#history .card[data-player='r1-w']", timeout=5_000)
+    history = await page.text_content("#history") or ""
+    assert "White" in history and "36.4.2, 15.2" in history and "15.3, 18.14" in history
+    await page.click("#tabs button[data-view=incidents]")
+    await page.fill("#f-article", "36.4")
+    await page.select_option("#f-status", "penalty")
+    await page.click("#incident-filters button[type=submit]")
+    await page.wait_for_selector("#incident-results tbody tr[data-incident='2']", timeout=5_000)
+    assert await page.locator("#incident-results tbody tr").count() == 1
+    report = "/api/v1/reports/incidents.html?article=36.4&status=penalty"
+    assert await page.get_attribute("#report-html", "href") == report
+    await page.click("#lang")
+    assert await page.get_attribute("html", "lang") == "en"
+    assert (await page.text_content("#audit") or "").startswith("Audit: ok (")
+    assert await page.text_content("#incident-results tbody tr[data-incident='2'] td:nth-child(3)") == "another person"
+    await page.click("#lang")
+
+
+async def test_the_review_page_in_a_real_browser(served: Served) -> None:
+    add_arbiter(served.context.settings, "Zhao", "reviewer", REVIEWER_TOKEN)
+    game = await play_the_game(served)
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run"],
+        )  # fmt: skip
+        try:
+            page = await browser.new_page(viewport={"width": 1366, "height": 768})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await open_the_game(page, served, game)
+            await check_the_timeline(page)
+            await check_the_replay(page)
+            await check_the_exports(page, served, game)
+            await page.click("#timeline tbody tr[data-type=incident][data-incident='2']")
+            await page.screenshot(path=str(ARTIFACTS / "review.png"))
+            await check_the_searches(page)
+            assert errors == []
+        finally:
+            await browser.close()
