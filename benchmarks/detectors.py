@@ -66,9 +66,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run by hand from anywhere, without installing
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling media.py, also when a test imports this file
 
-from media import MediaError, default_cache, ensure_media
+from benchmarks.media import MediaError, default_cache, ensure_media
 from video.checks import Box, Check, FaceDetector, Frame, Monitor, Thresholds, observe
 from video.detectors import HaarFaces, available_detector
 from video.errors import VideoError

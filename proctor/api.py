@@ -306,6 +306,20 @@ async def arbiter_page(request: web.Request) -> web.Response:
                         headers={"Content-Security-Policy": policy, "Cache-Control": "no-store"})  # fmt: skip
 
 
+REVIEW_PAGE = Path(__file__).parent.parent / "dashboard" / "review.html"
+
+
+async def review_page(request: web.Request) -> web.Response:
+    """The review panel's page: login, the games with their timelines and replay, a player's history, the incident
+    search with the exports and the audit check; it only reads.  Same Content-Security-Policy as the arbiters' page."""
+    nonce = secrets.token_urlsafe(18)
+    text = REVIEW_PAGE.read_text(encoding="utf-8").replace("{{NONCE}}", nonce)
+    policy = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; connect-src 'self'; "
+              "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
+    return web.Response(text=text, content_type="text/html",
+                        headers={"Content-Security-Policy": policy, "Cache-Control": "no-store"})  # fmt: skip
+
+
 # --- Players' cameras ---------------------------------------------------------------------------------------------
 
 PLAYER_PAGE = Path(__file__).parent.parent / "dashboard" / "player.html"
@@ -466,6 +480,16 @@ async def get_camera(request: web.Request) -> web.Response:
     """The player's camera as the arbiters see it."""
     arbiter(request)
     return web.json_response(_context(request).camera.status(request.match_info["player"]))
+
+
+async def get_camera_thumbnail(request: web.Request) -> web.Response:
+    """The last analysed frame of the player's live stream, small (320x240 JPEG), for the dashboard's boards."""
+    arbiter(request)
+    player = request.match_info["player"]
+    jpeg = _context(request).camera.thumbnail(player)
+    if jpeg is None:
+        raise errors.NotFoundError(f"no live camera stream for {player!r}")
+    return web.Response(body=jpeg, content_type="image/jpeg", headers={"Cache-Control": "no-store"})
 
 
 # --- Read side -----------------------------------------------------------------------------------------------------
@@ -918,6 +942,13 @@ ROUTES: Final = (
         (("player", "path", "the player's id on the platform"),),
     ),
     Route(
+        "GET", "/api/v1/players/{player}/camera/thumbnail.jpg", get_camera_thumbnail,
+        "The last analysed frame of the player's live stream as a 320x240 JPEG (arbiters and the review panel; "
+        "Cache-Control: no-store)",
+        {"200": "the JPEG", "401": "not an arbiter", "404": "no live camera stream"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
         "POST", "/api/v1/session", post_session,
         "Log in to the dashboard {name, password}: a session cookie (HttpOnly, SameSite=Strict) and the CSRF token",
         {"201": "who, role, csrf, expires, sections", "400": "malformed", "401": "wrong name or password",
@@ -928,6 +959,9 @@ ROUTES: Final = (
     Route("DELETE", "/api/v1/session", delete_session, "Log out (X-CSRF-Token)",
           {"204": "logged out", "401": "not logged in", "403": "missing or wrong CSRF token"}),
     Route("GET", "/arbiter", arbiter_page, "The arbiters' dashboard: login, the live round, the incident queue",
+          {"200": "the page"}),
+    Route("GET", "/review", review_page,
+          "The review panel's page: games with timeline and replay, player history, incident search, exports, audit",
           {"200": "the page"}),
     Route("GET", "/api/v1/stream", stream, "Server-sent events of every committed change", {"200": "an event stream"}),
     Route(

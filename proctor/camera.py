@@ -593,6 +593,11 @@ class Camera:
             "policy": policy.describe(),
         }
 
+    def thumbnail(self, player_ref: str) -> bytes | None:
+        """The last analysed frame of the player's live stream as a small JPEG; None without a live stream."""
+        session = self.ingest.live(player_ref) if self.ingest is not None else None
+        return None if session is None else session.thumbnail
+
     # --- The player's page ------------------------------------------------------------------------------------------
 
     def page_state(self, player_ref: str) -> dict[str, Any]:

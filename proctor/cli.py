@@ -179,10 +179,12 @@ def serve_command(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # No client addresses in the access log (privacy): the request line, status, size and duration only.
+    # No client addresses in the access log (privacy): the request line, status, size and duration only.  On a stop,
+    # requests get 5 s to finish; the event streams (dashboards, players' pages) never finish by themselves, and the
+    # pages reconnect on their own.
     web.run_app(
         create_app(settings), host=settings.host, port=settings.port, print=None,
-        access_log_format='"%r" %s %b %Tfs',
+        access_log_format='"%r" %s %b %Tfs', shutdown_timeout=5.0,
     )  # fmt: skip
     return 0
 

@@ -184,6 +184,8 @@ class StreamSession:
     """When the offer was accepted."""
     closed_at: float | None = None
     """When the peer connection failed or closed."""
+    thumbnail: bytes | None = None
+    """The last analysed frame as a small JPEG (CLIP_SIZE), for the arbiters' dashboard; overwritten each time."""
 
     async def consume(self, track: MediaStreamTrack) -> None:
         """Drain the track; analyse at most ``rate`` frames a second."""
@@ -224,8 +226,8 @@ class StreamSession:
             self.last_small = small
             self.frames_analysed += 1
             findings = self.monitor.feed(observation)
+            self.thumbnail = small_frame = await loop.run_in_executor(self.executor, small_jpeg, image)
             if self.on_clip is not None or capturing:
-                small_frame = await loop.run_in_executor(self.executor, small_jpeg, image)
                 if self.on_clip is not None:
                     self.buffer.add(at, small_frame)
                 wants_still = any(capture.stills for capture in capturing)

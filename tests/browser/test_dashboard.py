@@ -3,8 +3,11 @@ real app on 127.0.0.1 fed by signed webhooks.
 
 Wang (arbiter) logs in through the form, sees a move on the board within 2 s of its webhook and incidents arrive in
 the queue live, gives a warning through the page, and is refused what article 16 keeps from him (by the server: the
-page's refusal message, and a forged request from his page). Li (chief) then gives the second violation, which loses
-the game (15.3), and the board shows the result. Screenshots at 1366x768 go to tests/browser/artifacts/.
+page's refusal message, and a forged request from his page). From a board's menu he pauses and resumes the clocks,
+is refused the declaration of a result (16.3), watches a player's camera come up (indicator and thumbnail, from a
+real aiortc peer), messages the player, and sees the camera lost when it goes. Li (chief) then gives the second
+violation, which loses the game (15.3), and the board shows the result. Screenshots at 1366x768 go to
+tests/browser/artifacts/.
 
 CI installs Chromium, so there this module never skips.
 """
@@ -34,6 +37,7 @@ from proctor.models import Arbiter
 from proctor.service import now_ms, token_hash
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, register_platform
+from tests.proctor.test_camera import ScriptedCamera, connect
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -226,6 +230,8 @@ async def wang_watches_and_warns(page: Page, served: Served, g1: int, figures: d
     raised = time.perf_counter()
     first = await detector_incident(served, g1, "extra-person", "36.4.2", "g1-w", "2 faces in view")
     figures["incident_to_queue_s"] = await wait_for_incident(page, first, raised)
+    # Shown from the stream's notice at once; the full record (source, evidence, player) follows.
+    await page.wait_for_selector(f"[data-incident='{first}'] .source.detector", timeout=3_000)
     await page.wait_for_selector(f"{card}[data-open='1']", timeout=3_000)
     assert int(await page.evaluate(CHIMES)) > chimes
     item = await page.text_content(f"[data-incident='{first}']") or ""
@@ -281,6 +287,70 @@ async def wang_is_refused(page: Page, served: Served, g1: int, figures: dict[str
     return second
 
 
+async def control(page: Page, g1: int, name: str, text: str, player: str | None = None) -> dict[str, str]:
+    """Open g1's menu, choose a control, give the reason (or message), submit: the server's answer as shown."""
+    await page.click(f"[data-game='{g1}'] button[data-menu]")
+    which = f"#ctl-menu button[data-control='{name}']" + (f"[data-player='{player}']" if player else "")
+    await page.click(which)
+    if text:
+        await page.fill("#ctl-text", text)
+    await page.click("#ctl-submit")
+    await page.wait_for_function("() => document.getElementById('ctl-answer').dataset.status > '0'", timeout=5_000)
+    answer = await page.evaluate(
+        "() => { const a = document.getElementById('ctl-answer');"
+        " return {status: a.dataset.status, text: a.textContent}; }"
+    )
+    await page.click("#ctl-close")
+    return cast(dict[str, str], answer)
+
+
+async def wang_uses_the_board_controls(page: Page, served: Served, g1: int, figures: dict[str, float]) -> None:
+    """The board's menu: pause (the clocks stop on the board) and resume; a declared result refused (16.3); the
+    camera indicator and thumbnail of a real stream; a message to the player; the camera lost."""
+    card = f"[data-game='{g1}']"
+    answer = await control(page, g1, "pause", "the player's platform froze")
+    assert answer["status"] == "200" and "Clocks stopped" in answer["text"]
+    await page.wait_for_selector(f"{card} .line.state:text('Clocks stopped')", timeout=3_000)
+    assert await page.locator(f"{card} .clock.running").count() == 0
+    shown = await page.text_content(f"{card} .clock.black .time")
+    await page.wait_for_timeout(1_200)
+    assert await page.text_content(f"{card} .clock.black .time") == shown  # the clock does not run
+    answer = await control(page, g1, "resume", "fixed")
+    assert answer["status"] == "200"
+    await page.wait_for_selector(f"{card} .clock.running", timeout=3_000)
+
+    answer = await control(page, g1, "declare-result", "the players agree")
+    assert answer["status"] == "403" and "16.3" in answer["text"] and "Refused" in answer["text"]
+    assert "16.3" in (await page.text_content(f"{card} .line.ctl.refused") or "")
+
+    li = {"Authorization": f"Bearer {LI_TOKEN}"}
+    issued = await served.http.post(f"{served.base}/api/v1/players/g1-b/stream-token", headers=li)
+    assert issued.status == 201
+    pc = await connect(served.platform, (await issued.json())["token"], ScriptedCamera([(120, 1)]))
+    try:
+        started = time.perf_counter()
+        await page.wait_for_selector(f"{card} .ind.cam.black[data-state='connected']", timeout=10_000)
+        await page.wait_for_function(
+            f'() => {{ const i = document.querySelector("{card} img[data-color=black]");'
+            " return i && !i.hidden && i.naturalWidth === 320 && i.naturalHeight === 240; }",
+            timeout=5_000,
+        )
+        figures["camera_to_thumbnail_s"] = time.perf_counter() - started
+        assert await page.get_attribute(f"{card} .ind.cam.white", "data-state") == "none"  # no stream link
+        first = await page.get_attribute(f"{card} img[data-color=black]", "src")
+        await page.wait_for_function(
+            f"(first) => document.querySelector(\"{card} img[data-color=black]\").getAttribute('src') !== first",
+            arg=first,
+            timeout=3_000,
+        )  # refreshed about once a second
+        await page.locator(card).screenshot(path=str(ARTIFACTS / "arbiter-board-camera.png"))
+        answer = await control(page, g1, "message", "please sit back in view", player="g1-b")
+        assert answer["status"] == "201" and "Message" in answer["text"]
+    finally:
+        await pc.close()
+    await page.wait_for_selector(f"{card} .ind.cam.black[data-state='lost']", timeout=10_000)
+
+
 async def li_gives_the_loss(page: Page, served: Served, g1: int, second: int) -> None:
     """Li, the chief: the second 36.4.2 is a violation, the third another, and two violations lose the game (15.3)."""
     card = f"[data-game='{g1}']"
@@ -316,6 +386,7 @@ async def test_the_arbiters_desk_in_a_real_browser(served: Served) -> None:
             page.on("pageerror", lambda error: errors.append(str(error)))
             await wang_watches_and_warns(page, served, g1, figures)
             second = await wang_is_refused(page, served, g1, figures)
+            await wang_uses_the_board_controls(page, served, g1, figures)
             await li_gives_the_loss(page, served, g1, second)
             assert errors == []
         finally:

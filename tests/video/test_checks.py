@@ -153,7 +153,7 @@ def test_a_hand_reaching_into_a_still_replaced_background_does_not_make_it_look_
     rng = np.random.default_rng(2)
     backdrop = scene(0, np.random.default_rng(5))
     face = (Box(268, 106, 64, 79),)
-    first, previous = observe(backdrop, 0.0, None, None, face)
+    _, previous = observe(backdrop, 0.0, None, None, face)
     hand = backdrop.copy()
     hand[300:420, 40:150] = rng.integers(0, 255, (120, 110, 3), dtype=np.uint8)  # beside the player, outside the mask
     second, _ = observe(hand, 0.5, previous, None, face)

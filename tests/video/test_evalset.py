@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # a folder of scripts, not a package
-
-from detectors import (
+from benchmarks.detectors import (
     COVER_S,
     EXTRA_PERSON,
     LEFT_AREA,
