@@ -47,7 +47,16 @@ from proctor.settings import Settings
 from proctor.writer import Writer
 from video.checks import Finding, PanVerdict, Thresholds, checks_for_policy, judge_pan
 from video.detectors import available_detector
-from video.ingest import CaptureResult, Ingest, IngestSettings, StreamPolicy, face_centre, face_turn, turned_furthest
+from video.ingest import (
+    CaptureResult,
+    Ingest,
+    IngestSettings,
+    StreamPolicy,
+    ear_crop,
+    face_centre,
+    face_turn,
+    turned_furthest,
+)
 
 log = logging.getLogger("proctor.camera")
 
@@ -468,6 +477,29 @@ class Camera:
             return None
         return judge_pan(seen, self._policy(player_ref).stream.thresholds)
 
+    def _keep_stills(
+        self, player_ref: str, stem: str, result: CaptureResult, evidence: list[tuple[str, str, str]]
+    ) -> list[dict[str, Any]]:
+        """The ear check's stills (the head turned furthest left and right) and the ear crops from them (36.2),
+        written as media; each file is added to ``evidence``."""
+        stills: list[dict[str, Any]] = []
+        for side, frame in zip(("left", "right"), turned_furthest(result.frames) or (), strict=False):
+            if frame.still is None:
+                continue
+            name, digest = self._write_media(player_ref, frame.still, f"{stem}-{side}", "jpg"), _sha256(frame.still)
+            centre, turn = face_centre(frame) or 0.0, face_turn(frame)
+            how = f"turned {turn:+.2f} eye distances" if turn is not None else f"its centre at x={centre:.0f} px"
+            evidence.append((name, digest, f"still: the head turned furthest {side} in the picture ({how})"))
+            stills.append({"side": side, "media": name, "sha256": digest, "centre_x": centre, "turn": turn})
+            ear = ear_crop(frame)
+            if ear is not None:
+                ear_name, ear_digest = self._write_media(player_ref, ear, f"{stem}-{side}-ear", "jpg"), _sha256(ear)
+                evidence.append(
+                    (ear_name, ear_digest, f"ear crop from the {side} still (36.2): the side away from the nose")
+                )
+                stills[-1]["ear"] = {"media": ear_name, "sha256": ear_digest}
+        return stills
+
     async def _keep_capture(
         self, who: Identity, player_ref: str, prompt: Prompt, row_id: int, incident: int, seconds: int,
         recording: Awaitable[CaptureResult] | None,
@@ -486,16 +518,7 @@ class Camera:
             name = self._write_media(player_ref, result.clip, stem, "webm")
             evidence.append((name, _sha256(result.clip), f"clip of the {prompt.title.lower()}, {len(result.frames)} "
                              f"frames over {seconds} s ({len(result.clip) // 1024} kB)"))  # fmt: skip
-        stills: list[dict[str, Any]] = []
-        turned = turned_furthest(result.frames) if prompt.keeps_stills else None
-        for side, frame in zip(("left", "right"), turned or (), strict=False):
-            if frame.still is None:
-                continue
-            name, digest = self._write_media(player_ref, frame.still, f"{stem}-{side}", "jpg"), _sha256(frame.still)
-            centre, turn = face_centre(frame) or 0.0, face_turn(frame)
-            how = f"turned {turn:+.2f} eye distances" if turn is not None else f"its centre at x={centre:.0f} px"
-            evidence.append((name, digest, f"still: the head turned furthest {side} in the picture ({how})"))
-            stills.append({"side": side, "media": name, "sha256": digest, "centre_x": centre, "turn": turn})
+        stills = self._keep_stills(player_ref, stem, result, evidence) if prompt.keeps_stills else []
         detail: dict[str, Any] = {"prompt": row_id, "frames": len(result.frames)}
         if result.clip:
             detail["clip"] = {"media": evidence[0][0], "sha256": evidence[0][1]}

@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import pytest
 from aiohttp import ClientResponse
@@ -210,7 +211,8 @@ async def test_prompts_record_their_window_and_the_ear_check_keeps_two_stills(
     ear_check = {i["id"]: i for i in await incidents(platform)}[ear_body["incident"]]
     assert (ear_check["kind"], ear_check["article"], ear_check["source"]) == ("ear-check", "36.2", "arbiter:Ctl")
     evidence = [a["verdict"]["evidence"] for a in ear_check["actions"] if a["action"] == "evidence"]
-    assert len(evidence) == 3  # the clip and two stills
+    landmarks = context.camera.checks_note.startswith("faces: CenterFace")
+    assert len(evidence) == (5 if landmarks else 3)  # the clip, two stills, and with landmarks an ear crop from each
     audited = {detail.get("media_sha256") for _, action, detail in audit_entries(settings)
                if action == "incident.evidence"}  # fmt: skip
     for item in evidence:
@@ -220,8 +222,13 @@ async def test_prompts_record_their_window_and_the_ear_check_keeps_two_stills(
     assert recorded_ear["frames"] >= 10 and recorded_ear["clip"]["sha256"] == evidence[0]["sha256"]
     left, right = recorded_ear["stills"]
     assert (left["side"], right["side"]) == ("left", "right") and left["centre_x"] < right["centre_x"] - 50
-    if context.camera.checks_note.startswith("faces: CenterFace"):  # landmarks: chosen by the head's turn
+    if landmarks:  # chosen by the head's turn; the ear crop is taken on the side away from the nose
         assert left["turn"] < 0 < right["turn"]
+        for still in (left, right):
+            crop = cv2.imdecode(np.frombuffer((tmp_path / "media" / still["ear"]["media"]).read_bytes(), np.uint8),
+                                cv2.IMREAD_COLOR)  # fmt: skip
+            assert crop is not None and 40 <= crop.shape[0] <= 120 and 20 <= crop.shape[1] <= 80
+            assert still["ear"]["sha256"] in audited
     for still in (left, right):
         assert (tmp_path / "media" / still["media"]).read_bytes()[:2] == b"\xff\xd8"
     scan_incident = {i["id"]: i for i in await incidents(platform)}[given]
