@@ -1,8 +1,9 @@
 """The audit log's verification: ``proctor audit verify``.
 
 Each entry's hash covers its content and the previous entry's hash, so an edited entry breaks its own hash and a
-deleted one breaks the chain (and leaves a gap in the ids); the feed deliveries and incidents are counted against
-their audit entries, so that removing the last entries together with nothing else is caught too.
+deleted one breaks the chain (and leaves a gap in the ids); the feed deliveries, incidents, arbiters' camera actions
+and appeals (with their votes and decisions) are counted against their audit entries, so that removing the last
+entries together with nothing else is caught too.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
-from proctor.models import AuditEntry, FeedDelivery, Incident
+from proctor.models import Appeal, AppealDecision, AppealVote, AuditEntry, CameraAction, FeedDelivery, Incident
 from proctor.service import GENESIS, audit_hash
 
 
@@ -48,7 +49,15 @@ def verify_audit(connection: Connection) -> AuditReport:
     audited = counts.get("feed.received", 0) + counts.get("game.created", 0)
     if deliveries != audited:
         problems.append(f"{deliveries} feed deliveries are stored but {audited} are in the audit log")
-    incidents = connection.execute(select(func.count()).select_from(Incident)).scalar_one()
-    if incidents != counts.get("incident.raised", 0):
-        problems.append(f"{incidents} incidents are stored but {counts.get('incident.raised', 0)} are in the audit log")
+    camera = sum(n for action, n in counts.items() if action.startswith("camera."))
+    for what, table, audited in (
+        ("incidents", Incident, counts.get("incident.raised", 0)),
+        ("camera actions", CameraAction, camera),
+        ("appeals", Appeal, counts.get("appeal.filed", 0)),
+        ("appeal votes", AppealVote, counts.get("appeal.vote", 0)),
+        ("appeal decisions", AppealDecision, counts.get("appeal.decided", 0)),
+    ):
+        stored = connection.execute(select(func.count()).select_from(table)).scalar_one()
+        if stored != audited:
+            problems.append(f"{stored} {what} are stored but {audited} are in the audit log")
     return AuditReport(count, tuple(problems))

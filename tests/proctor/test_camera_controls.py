@@ -19,10 +19,11 @@ import pytest
 from aiohttp import ClientResponse
 from aiortc import VideoStreamTrack
 from av import VideoFrame
-from sqlalchemy import func, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlmodel import col
 
 from proctor.app import create_app
+from proctor.audit import verify_audit
 from proctor.context import CONTEXT
 from proctor.database import create_database_engine
 from proctor.models import Arbiter, AuditEntry, CameraAction, Incident, IncidentAction
@@ -404,3 +405,22 @@ async def test_the_pan_check_says_whether_the_background_moved_with_the_camera(
     notes = [a["note"] for a in raised["actions"] if a["action"] == "note"]
     assert any("the background moved with the camera" in note for note in notes), notes
     assert any(detail.get("pan") == "background-moved" for _, _, detail in audit_entries(settings))
+
+
+async def test_the_audit_check_counts_camera_actions_against_their_entries(
+    platform: Platformer, settings: Settings
+) -> None:
+    add_arbiter(settings)
+    await issue(platform, "v-1")
+    for text in ("one", "two"):
+        response = await platform.client.post("/api/v1/players/v-1/camera/messages", headers=ARBITER,
+                                              json={"text": text})  # fmt: skip
+        assert response.status == 201
+    engine = create_database_engine(settings)
+    with engine.begin() as connection:
+        assert verify_audit(connection).ok
+        last = connection.execute(select(func.max(AuditEntry.id))).scalar_one()
+        connection.execute(delete(AuditEntry).where(col(AuditEntry.id) == last))  # the last entry only: no gap
+        problems = verify_audit(connection).problems
+    engine.dispose()
+    assert problems == ("2 camera actions are stored but 1 are in the audit log",)
