@@ -492,6 +492,23 @@ async def get_camera_thumbnail(request: web.Request) -> web.Response:
     return web.Response(body=jpeg, content_type="image/jpeg", headers={"Cache-Control": "no-store"})
 
 
+MEDIA_TYPES: Final = {".jpg": "image/jpeg", ".webm": "video/webm"}
+
+
+async def get_media(request: web.Request) -> web.StreamResponse:
+    """An evidence file (a snapshot, clip, still or ear crop) by the name its incident gives; arbiters and the review
+    panel only.  Only files inside ``MEDIA_DIR`` with a known type are served; anything else is 404."""
+    arbiter(request)
+    folder = Path(_context(request).settings.media_dir).resolve()
+    name = request.query.get("name", "")
+    path = (folder / name).resolve()
+    if not path.is_relative_to(folder) or path.suffix not in MEDIA_TYPES or not path.is_file():
+        raise errors.NotFoundError(f"no evidence file {name!r} (deleted after its retention, or never kept)")
+    headers = {"Content-Type": MEDIA_TYPES[path.suffix], "Cache-Control": "private, max-age=3600",
+               "X-Content-Type-Options": "nosniff"}  # fmt: skip
+    return web.FileResponse(path, headers=headers)
+
+
 # --- Read side -----------------------------------------------------------------------------------------------------
 
 
@@ -507,8 +524,25 @@ async def get_game(request: web.Request) -> web.Response:
         raise errors.NotFoundError(f"unknown game {request.match_info['game_id']!r}")
     game = context.service.games[game_id]
     view = game_view(game, _refs(game.refs), now_ms())
+    view.update(_game_link(context, game_id))
     view["incidents"] = _incidents(context, game_id=game_id)
     return web.json_response(view)
+
+
+def _game_link(context: Context, game_id: int) -> dict[str, Any]:
+    """The event, section, round and board of a game linked to its pairing (all None when it has none)."""
+    query = (
+        select(col(Tournament.slug), col(Section.slug), col(Pairing.round_no), col(Pairing.board))
+        .select_from(Game)
+        .join(Pairing, col(Pairing.id) == col(Game.pairing_id))
+        .join(Section, col(Section.id) == col(Pairing.section_id))
+        .join(Tournament, col(Tournament.id) == col(Section.tournament_id))
+        .where(col(Game.id) == game_id)
+    )
+    with context.engine.connect() as connection:
+        row = connection.execute(query).first()
+    event, section, round_no, board = row if row is not None else (None, None, None, None)
+    return {"event": event, "section": section, "round": round_no, "board": board}
 
 
 def _incidents(
@@ -542,18 +576,28 @@ async def list_games(request: web.Request) -> web.Response:
     status = request.query.get("status")
     if status is not None and status not in ("scheduled", "live", "over"):
         raise errors.BadRequestError("query parameter 'status' must be scheduled, live or over")
-    query = select(
-        col(Game.id),
-        col(Game.external_id),
-        col(Game.status),
-        col(Game.winner),
-        col(Game.reason),
-        col(Game.article),
-        col(Platform.name),
-    ).join(
-        Platform,
-        col(Platform.id) == col(Game.platform_id),
-    )
+    query: Any = (  # the labelled columns are beyond the typed Select
+        select(
+            col(Game.id),
+            col(Game.external_id),
+            col(Game.status),
+            col(Game.winner),
+            col(Game.reason),
+            col(Game.article),
+            col(Platform.name),
+            col(Tournament.slug).label("event"),
+            col(Section.slug).label("section"),
+            col(Pairing.round_no),
+            col(Pairing.board),
+        )
+        .join(
+            Platform,
+            col(Platform.id) == col(Game.platform_id),
+        )
+        .outerjoin(Pairing, col(Pairing.id) == col(Game.pairing_id))
+        .outerjoin(Section, col(Section.id) == col(Pairing.section_id))
+        .outerjoin(Tournament, col(Tournament.id) == col(Section.tournament_id))
+    )  # one query: the event, section, round and board of a linked game (null when unpaired)
     if status is not None:
         query = query.where(col(Game.status) == status)
     platform = request.query.get("platform")
@@ -568,6 +612,10 @@ async def list_games(request: web.Request) -> web.Response:
                 "platform": row.name,
                 "platform_game_id": row.external_id,
                 "status": row.status,
+                "event": row.event,
+                "section": row.section,
+                "round": row.round_no,
+                "board": row.board,
                 "result": None
                 if row.reason is None
                 else {"winner": row.winner, "reason": row.reason, "article": row.article},
@@ -940,6 +988,13 @@ ROUTES: Final = (
         "and messages, which checks run",
         {"200": "the status", "401": "no or unknown arbiter token", "404": "unknown player"},
         (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
+        "GET", "/api/v1/media", get_media,
+        "An evidence file named by an incident (snapshot, clip, still, ear crop), for arbiters and the review panel",
+        {"200": "the file (image/jpeg or video/webm)", "401": "not an arbiter",
+         "404": "no such file under MEDIA_DIR (or deleted after its retention)"},
+        (("name", "query", "the media name as the incident's evidence gives it, e.g. event/section/file.jpg"),),
     ),
     Route(
         "GET", "/api/v1/players/{player}/camera/thumbnail.jpg", get_camera_thumbnail,

@@ -33,13 +33,15 @@ from proctor.accounts import set_password
 from proctor.app import create_app
 from proctor.context import CONTEXT, Context
 from proctor.database import create_database_engine
+from proctor.events import load_event_file
 from proctor.models import Arbiter
 from proctor.service import now_ms, token_hash
 from proctor.settings import Settings
-from tests.proctor.conftest import Platformer, register_platform
+from tests.proctor.conftest import Platformer, iso, register_platform
 from tests.proctor.test_camera import ScriptedCamera, connect
 
 CHROMIUM = Path("/usr/bin/chromium")
+EVENT_EXAMPLE = Path(__file__).parents[2] / "examples" / "national-youth-2021.toml"
 ARTIFACTS = Path(__file__).parent / "artifacts"
 PASSWORD = "correct horse battery"
 LI_TOKEN, WANG_TOKEN = "token-li", "token-wang"
@@ -392,3 +394,48 @@ async def test_the_arbiters_desk_in_a_real_browser(served: Served) -> None:
         finally:
             await browser.close()
     print("dashboard figures:", {name: round(value, 3) for name, value in figures.items()})
+
+
+@pytest.mark.asyncio
+async def test_an_assigned_arbiter_sees_their_section_by_default_and_all_with_the_switch(served: Served) -> None:
+    """Zhao is assigned youth-m of the loaded event: its board is shown, youth-f's only with "show all"."""
+    settings = served.context.settings
+    engine = create_database_engine(settings)
+    with engine.begin() as connection:
+        load_event_file(connection, EVENT_EXAMPLE, now=0)
+        connection.execute(insert(Arbiter).values(name="Zhao", role="arbiter", token_hash=token_hash("token-zhao"),
+                                                  sections=["national-youth-2021/youth-m"]))  # fmt: skip
+        set_password(connection, "Zhao", PASSWORD)
+    engine.dispose()
+    start = now_ms() - 60_000
+    ids = {}
+    for section in ("youth-m", "youth-f"):
+        data = {"black": {"id": f"{section}-p1"}, "white": {"id": f"{section}-p3"}, "rule": "renju",
+                "opening": "five-move-two", "time_control": "youth-60", "start_at": iso(start)}  # fmt: skip
+        ids[section] = (await send(served.platform, "game.created", f"{section}-r1-b1", data, start - 60_000))["game"]
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = await browser.new_page(viewport={"width": 1366, "height": 768})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await page.goto(served.base + "/arbiter")
+            await log_in(page, "Zhao")
+            mine, other = f"[data-game='{ids['youth-m']}']", f"[data-game='{ids['youth-f']}']"
+            await page.wait_for_selector(mine, timeout=5_000)
+            await page.wait_for_selector(other, state="hidden", timeout=5_000)
+            assert await page.is_visible("#show-all")
+            head = await page.text_content(f"{mine} header .section") or ""
+            assert "national-youth-2021/youth-m" in head and "1" in head
+            await page.check("#show-all")
+            await page.wait_for_selector(other, state="visible", timeout=3_000)
+            assert "national-youth-2021/youth-f" in (await page.text_content(f"{other} header .section") or "")
+            options = await page.eval_on_selector_all("#section option", "os => os.map(o => o.value)")
+            assert options == ["", "national-youth-2021/youth-f", "national-youth-2021/youth-m"]
+            await page.select_option("#section", "national-youth-2021/youth-f")
+            await page.wait_for_selector(mine, state="hidden", timeout=3_000)
+            assert not errors, errors
+        finally:
+            await browser.close()

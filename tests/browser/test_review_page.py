@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright
 
 from proctor.service import now_ms
 from tests.browser.test_dashboard import (
@@ -197,5 +197,74 @@ async def test_the_review_page_in_a_real_browser(served: Served) -> None:
             await page.screenshot(path=str(ARTIFACTS / "review.png"))
             await check_the_searches(page)
             assert errors == []
+        finally:
+            await browser.close()
+
+
+async def appeal_message(page: Page, status: str) -> str:
+    await page.wait_for_selector(f"#appeal-message[data-status='{status}']", timeout=5_000)
+    return await page.text_content("#appeal-message") or ""
+
+
+async def reviewer_is_refused_a_vote(browser: Browser, served: Served, appeal: int, errors: list[str]) -> None:
+    """Zhao (review panel) sees the appeal; his vote is refused by the server, and the page shows its message."""
+    reviewer = await (await browser.new_context(viewport={"width": 1366, "height": 768})).new_page()
+    reviewer.on("pageerror", lambda error: errors.append(str(error)))
+    await reviewer.goto(served.base + "/review")
+    await log_in(reviewer, "Zhao")
+    await reviewer.click("#tabs button[data-view=appeals]")
+    await reviewer.click(f"#appeal-list tr[data-appeal='{appeal}'] button")
+    await reviewer.wait_for_selector(f"#appeal-detail[data-appeal='{appeal}']", timeout=5_000)
+    await reviewer.click("#vote-submit")
+    refused = await appeal_message(reviewer, "403")
+    assert "403" in refused and "the review panel reads only" in refused
+
+
+@pytest.mark.asyncio
+async def test_appeals_are_filed_voted_and_decided_through_the_page(served: Served) -> None:
+    """Chen (committee) files an appeal, votes and decides it on the Appeals tab; Zhao's (reviewer) vote is refused by
+    the server (22.2) and the page shows its message."""
+    add_arbiter(served.context.settings, "Chen", "committee", "token-chen")
+    add_arbiter(served.context.settings, "Zhao", "reviewer", REVIEWER_TOKEN)
+    game = await start_game(served.platform, "a1", now_ms() - 60_000, "rapid-15", "freestyle")
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = await browser.new_page(viewport={"width": 1366, "height": 768})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await page.goto(served.base + "/review")
+            await log_in(page, "Chen")
+            await page.click("#tabs button[data-view=appeals]")
+            await page.fill("#ap-game", str(game))
+            await page.fill("#ap-name", "<b>Team leader</b>")
+            await page.select_option("#ap-capacity", "team-leader")
+            await page.fill("#ap-team", "Hangzhou")
+            await page.fill("#ap-grounds", "the clock was not <i>stopped</i> during the claim")
+            await page.fill("#ap-amount", "500")
+            await page.click("#ap-submit")
+            assert "#" in await appeal_message(page, "201")
+            await page.wait_for_selector("#appeal-list tbody tr[data-appeal]", timeout=5_000)
+            appeal = int(await page.get_attribute("#appeal-list tbody tr[data-appeal]", "data-appeal") or 0)
+            await page.click(f"#appeal-list tr[data-appeal='{appeal}'] button")
+            await page.wait_for_selector(f"#appeal-detail[data-appeal='{appeal}']", timeout=5_000)
+            assert await page.text_content("#appeal-grounds") == "the clock was not <i>stopped</i> during the claim"
+            assert "<b>Team leader</b>" in (await page.text_content("#appeal-facts") or "")
+            await page.select_option("#vote-choice", "uphold")
+            await page.fill("#vote-note", "the claim stands")
+            await page.click("#vote-submit")
+            await appeal_message(page, "201")
+            await page.wait_for_function("() => document.querySelectorAll('#appeal-votes li:not(.muted)').length === 1")
+            assert "Chen" in (await page.text_content("#appeal-votes") or "")
+            await page.click("#decide-submit")
+            await appeal_message(page, "201")
+            await page.wait_for_selector("#appeal-detail[data-status='upheld']", timeout=5_000)
+            await page.click("#decide-submit")  # the decision is final (22.2)
+            assert "409" in await appeal_message(page, "409")
+
+            await reviewer_is_refused_a_vote(browser, served, appeal, errors)
+            assert not errors, errors
         finally:
             await browser.close()
