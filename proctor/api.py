@@ -289,6 +289,15 @@ async def post_incident_action(request: web.Request) -> web.Response:
 ARBITER_PAGE = Path(__file__).parent.parent / "dashboard" / "arbiter.html"
 
 
+def _page_policy(nonce: str) -> str:
+    """The dashboards' Content-Security-Policy: their one script (by nonce), and this server for data, images (the
+    camera thumbnails and evidence stills) and clips; nothing else."""
+    return (
+        f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; connect-src 'self'; "
+        "img-src 'self' data:; media-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+
+
 async def arbiter_page(request: web.Request) -> web.Response:
     """The arbiters' page: login, the live round and the incident queue, all through the API behind the login.  The
     page gets the penalised offences (engine/penalties.py) and a nonce for its one script; its Content-Security-Policy
@@ -300,10 +309,8 @@ async def arbiter_page(request: web.Request) -> web.Response:
         .replace("[/*OFFENCES*/]", json.dumps(offences, ensure_ascii=False).replace("<", "\\u003c"))
         .replace("{{NONCE}}", nonce)
     )
-    policy = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; connect-src 'self'; "
-              "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
-    return web.Response(text=text, content_type="text/html",
-                        headers={"Content-Security-Policy": policy, "Cache-Control": "no-store"})  # fmt: skip
+    headers = {"Content-Security-Policy": _page_policy(nonce), "Cache-Control": "no-store"}
+    return web.Response(text=text, content_type="text/html", headers=headers)
 
 
 REVIEW_PAGE = Path(__file__).parent.parent / "dashboard" / "review.html"
@@ -314,10 +321,8 @@ async def review_page(request: web.Request) -> web.Response:
     search with the exports and the audit check; it only reads.  Same Content-Security-Policy as the arbiters' page."""
     nonce = secrets.token_urlsafe(18)
     text = REVIEW_PAGE.read_text(encoding="utf-8").replace("{{NONCE}}", nonce)
-    policy = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; connect-src 'self'; "
-              "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
-    return web.Response(text=text, content_type="text/html",
-                        headers={"Content-Security-Policy": policy, "Cache-Control": "no-store"})  # fmt: skip
+    headers = {"Content-Security-Policy": _page_policy(nonce), "Cache-Control": "no-store"}
+    return web.Response(text=text, content_type="text/html", headers=headers)
 
 
 # --- Players' cameras ---------------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+import cv2
+import numpy as np
 import pytest
 from aiohttp import ClientResponse, ClientSession, web
 from playwright.async_api import Page, async_playwright
@@ -39,6 +41,7 @@ from proctor.service import now_ms, token_hash
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, iso, register_platform
 from tests.proctor.test_camera import ScriptedCamera, connect
+from tests.video.frames import scene
 
 CHROMIUM = Path("/usr/bin/chromium")
 EVENT_EXAMPLE = Path(__file__).parents[2] / "examples" / "national-youth-2021.toml"
@@ -155,11 +158,16 @@ async def set_up_round(served: Served) -> dict[str, Any]:
 
 
 async def detector_incident(served: Served, game: int, kind: str, article: str, player: str, detail: str) -> int:
-    """An incident as the camera checks raise it, with a snapshot's name and SHA-256 as evidence."""
+    """An incident as the camera checks raise it, with its snapshot (a real JPEG in the media folder) and its SHA-256
+    as evidence."""
     context = served.context
     name = f"{now_ms()}-{kind}-{player}.jpg"
+    snapshot = bytes(cv2.imencode(".jpg", scene(1, np.random.default_rng(3)))[1])
+    folder = Path(context.settings.media_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(snapshot)
     evidence = {"started": now_ms() - 4_000, "detail": detail, "media": [name],
-                "sha256": hashlib.sha256(name.encode()).hexdigest()}  # fmt: skip
+                "sha256": hashlib.sha256(snapshot).hexdigest()}  # fmt: skip
     summary = f"{player}: {detail}"
     incident: int = await context.writer.submit(
         lambda connection, batch: context.service.raise_incident(
@@ -238,6 +246,9 @@ async def wang_watches_and_warns(page: Page, served: Served, g1: int, figures: d
     assert int(await page.evaluate(CHIMES)) > chimes
     item = await page.text_content(f"[data-incident='{first}']") or ""
     assert "36.4.2" in item and "检测器 · camera" in item and "g1-w" in item and ".jpg" in item
+    # The snapshot itself is shown, fetched from the evidence route behind the login (640x480).
+    still = f"[data-incident='{first}'] img.evidence-still"
+    await page.wait_for_function(f'() => document.querySelector("{still}")?.naturalWidth === 640', timeout=5_000)
     await page.wait_for_timeout(1_100)  # the order is recomputed every second
     orders = await page.evaluate(ORDERS)
     g1_order = int(await page.evaluate(f'() => Number(document.querySelector("{card}").style.order)'))
