@@ -20,7 +20,7 @@ from engine.adjudication import AuthorityRefusedError
 from engine.errors import EngineError, IllegalActionError
 from engine.openings import Player
 from engine.penalties import OFFENCES, Role
-from proctor import accounts, appeals, errors, feed, review, signatures
+from proctor import accounts, appeals, errors, feed, results, review, signatures
 from proctor import camera as camera_module
 from proctor.audit import verify_audit
 from proctor.context import CONTEXT, Context
@@ -764,6 +764,40 @@ async def get_standings_trf(request: web.Request) -> web.Response:
     return await _standings(request, "trf")
 
 
+async def get_standings(request: web.Request) -> web.Response:
+    """The standings as JSON: the CSV's rows (place, start number, name, team, points, each tie-break by name), the
+    tie-break names, the round, and every pairing with its result and where it comes from."""
+    arbiter(request)
+    context = _context(request)
+    slug, section = request.match_info["slug"], request.match_info["section"]
+    through = _int_param(request, "round")
+    states = {game_id: game.state for game_id, game in dict(context.service.games).items()}
+    body = await _read(context, lambda c: review.standings_json(review.read_section(c, slug, section, states), through))
+    return web.json_response(body)
+
+
+async def post_result(request: web.Request) -> web.Response:
+    """Enter or correct a pairing's result (28): the chief arbiter or a deputy chief (16)."""
+    who = arbiter(request)
+    results.check_role(who)
+    context = _context(request)
+    slug, section = request.match_info["slug"], request.match_info["section"]
+    body = await _json_object(request)
+    round_no = _whole_number(body, "round", (1, 1000))
+    board = _whole_number(body, "board", (1, 100_000))
+    result, reason = _text(body, "result", required=True), _text(body, "reason")
+    override = body.get("override", False)
+    if not isinstance(override, bool):
+        raise errors.BadRequestError("'override' must be true or false")
+    entered = await context.writer.submit(
+        lambda connection, batch: results.enter_result(
+            context.service, connection, batch, who, slug, section, round_no, board, result, reason, override,
+            now_ms(),
+        )
+    )  # fmt: skip
+    return web.json_response(entered, status=201)
+
+
 async def get_audit_verify(request: web.Request) -> web.Response:
     """The audit log's hash chain recomputed (as ``proctor audit verify``)."""
     arbiter(request)
@@ -1021,7 +1055,8 @@ ROUTES: Final = (
     Route("GET", "/arbiter", arbiter_page, "The arbiters' dashboard: login, the live round, the incident queue",
           {"200": "the page"}),
     Route("GET", "/review", review_page,
-          "The review panel's page: games with timeline and replay, player history, incident search, exports, audit",
+          "The review panel's page: games with timeline and replay, player history, incident search, exports, audit, "
+          "appeals, standings and results entry",
           {"200": "the page"}),
     Route("GET", "/api/v1/stream", stream, "Server-sent events of every committed change", {"200": "an event stream"}),
     Route(
@@ -1064,6 +1099,25 @@ ROUTES: Final = (
          "409": "a knockout section, or the round asked for is not complete"},
         (("slug", "path", "the event's slug"), ("section", "path", "the section's slug"),
          ("round", "query", "after this round (the last complete round by default)")),
+    ),
+    Route(
+        "GET", "/api/v1/events/{slug}/sections/{section}/standings", get_standings,
+        "The same standings as JSON: place, start number, name, team, points and each tie-break by name, the "
+        "tie-break names, the round, and every pairing with its result and its source (entered or the game's)",
+        {"200": "the standings", "400": "bad round", "401": "not an arbiter", "404": "unknown event or section",
+         "409": "a knockout section, or the round asked for is not complete"},
+        (("slug", "path", "the event's slug"), ("section", "path", "the section's slug"),
+         ("round", "query", "after this round (the last complete round by default)")),
+    ),
+    Route(
+        "POST", "/api/v1/events/{slug}/sections/{section}/results", post_result,
+        "Enter or correct a pairing's result (28) {round, board, result: 1-0, 0-1, ½-½ (0.5-0.5), or the forfeits "
+        "+-, -+, -- (28.3), reason, override}: chief arbiter or deputy chief (16); audited with old and new",
+        {"201": "the result as stored, the previous one and the game's verdict", "400": "malformed",
+         "401": "not an arbiter", "403": "not the chief or a deputy chief, or an override by a deputy (16)",
+         "404": "unknown event, section or pairing",
+         "409": "a bye, or the linked game's verdict differs (or it is still in play) without the chief's override"},
+        (("slug", "path", "the event's slug"), ("section", "path", "the section's slug")),
     ),
     Route(
         "GET", "/api/v1/audit/verify", get_audit_verify, "The audit log's hash chain verified: ok, entries, problems",

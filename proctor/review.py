@@ -929,6 +929,58 @@ def standings_trf(tournament: Tournament, table: list[Standing]) -> str:
     return write_trf(tournament, table)
 
 
+ENTRY_RESULTS: Final = {"1-0": "1-0", "0-1": "0-1", "½-½": "½-½", "+/-": "+-", "-/+": "-+", "-/-": "--"}
+"""A stored pairing result (TRF's notation) as the results-entry route writes it (28.3)."""
+_KIND_RESULTS: Final = {kinds: ENTRY_RESULTS[stored] for stored, kinds in _PAIRING_RESULTS.items()}
+
+
+def result_text(results: tuple[ResultKind, ResultKind] | None) -> str | None:
+    """A pairing's (first, second) results as "1-0", "½-½", "+-"… (None: no result, or none the route can write)."""
+    return None if results is None else _KIND_RESULTS.get(results)
+
+
+def section_pairings(table: SectionTable) -> list[dict[str, Any]]:
+    """Every pairing of the section with its result, where it comes from (``entered`` with the pairing, ``game``:
+    the service's verdict) and the linked game's own result."""
+    names = {p.start_no: p.name for p in table.players}
+    rows = []
+    for pairing in table.pairings:
+        game = table.games.get(pairing.id)
+        white = pairing.white_start_no
+        rows.append({
+            "round": pairing.round_no, "board": pairing.board,
+            "black": {"start_no": pairing.black_start_no, "name": names.get(pairing.black_start_no, "")},
+            "white": None if white is None else {"start_no": white, "name": names.get(white, "")},
+            "result": "bye" if white is None else result_text(pairing_results(table, pairing)),
+            "source": "bye" if white is None else "entered" if pairing.result else "game" if game else None,
+            "game_result": result_text(game), "linked": pairing.id in table.games,
+        })  # fmt: skip
+    return rows
+
+
+def standings_json(table: SectionTable, through: int | None = None) -> dict[str, Any]:
+    """The standings as the CSV has them (place, start number, name, team, rating, points, each tie-break by name;
+    scores written as in the CSV), with the tie-break names, the round they are after, the last complete round, and
+    every pairing with its result (for the results entry, 28)."""
+    tournament, standing = section_standings(table, through)
+    labels = [label for label in table.tiebreaks.split(",") if label and label != "PTS"]
+    if standing:
+        labels = [label for label in standing[0].tiebreaks if label != "PTS"]
+    rows = []
+    for row in standing:
+        values = {label: row.tiebreaks.get(label) for label in labels}
+        rows.append({
+            "place": row.rank, "start_no": row.entrant.start_no, "name": row.entrant.name, "team": row.entrant.team,
+            "rating": row.entrant.rating, "points": format_score(row.points),
+            "tiebreaks": {label: None if v is None else format_score(v) for label, v in values.items()},
+        })  # fmt: skip
+    return {
+        "event": table.event_name, "section": table.slug, "section_name": table.name, "system": table.system,
+        "round": tournament.rounds, "rounds": table.rounds, "complete": complete_rounds(table), "tiebreaks": labels,
+        "rows": rows, "pairings": section_pairings(table),
+    }  # fmt: skip
+
+
 # --- What the routes read -------------------------------------------------------------------------------------------
 
 

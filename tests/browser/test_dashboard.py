@@ -450,3 +450,62 @@ async def test_an_assigned_arbiter_sees_their_section_by_default_and_all_with_th
             assert not errors, errors
         finally:
             await browser.close()
+
+
+@pytest.mark.asyncio
+async def test_the_round_is_suspended_and_resumed_from_the_header(served: Served) -> None:
+    """Zhao (arbiter, assigned youth-m) suspends the round from the header: the game action ``suspend`` with
+    ``round_wide`` goes to every live game of his visible section only (20.1); the dialog counts them; then he
+    resumes it. youth-f's game is left alone."""
+    settings = served.context.settings
+    engine = create_database_engine(settings)
+    with engine.begin() as connection:
+        load_event_file(connection, EVENT_EXAMPLE, now=0)
+        connection.execute(insert(Arbiter).values(name="Zhao", role="arbiter", token_hash=token_hash("token-zhao"),
+                                                  sections=["national-youth-2021/youth-m"]))  # fmt: skip
+        set_password(connection, "Zhao", PASSWORD)
+    engine.dispose()
+    start = now_ms() - 60_000
+    ids = {}
+    for section in ("youth-m", "youth-f"):
+        name = f"{section}-r1-b1"
+        data = {"black": {"id": f"{section}-p1"}, "white": {"id": f"{section}-p3"}, "rule": "renju",
+                "opening": "five-move-two", "time_control": "youth-60", "start_at": iso(start)}  # fmt: skip
+        ids[section] = (await send(served.platform, "game.created", name, data, start - 60_000))["game"]
+        for player in (f"{section}-p1", f"{section}-p3"):
+            await send(served.platform, "player.joined", name, {"player": player}, start - 30_000)
+        assert (await send(served.platform, "move", name, {"point": "h8"}, start + 5_000))["status"] == "applied"
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = await browser.new_page(viewport={"width": 1366, "height": 768})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await page.goto(served.base + "/arbiter")
+            await log_in(page, "Zhao")
+            await page.wait_for_selector(f"[data-game='{ids['youth-m']}'][data-status='live']", timeout=5_000)
+            await page.click("#round-suspend")
+            assert "1" in (await page.text_content("#round-dlg-about") or "")
+            await page.click("#round-submit")  # no reason: refused by the page
+            assert await page.get_attribute("#round-answer", "class") == "refused"
+            await page.fill("#round-reason", "the platform is down for everyone")
+            await page.click("#round-submit")
+            await page.wait_for_selector("#round-answer[data-status='ok'][data-done='1']", timeout=5_000)
+            kinds = {}
+            for section, game in ids.items():
+                async with served.http.get(
+                    served.base + f"/api/v1/games/{game}/timeline", headers={"Authorization": f"Bearer {LI_TOKEN}"}
+                ) as response:
+                    timeline = await response.json()
+                kinds[section] = [e["text"] for e in timeline["events"] if e.get("kind") == "suspended"]
+            assert kinds == {"youth-m": ["the round is suspended: position and clocks sealed"], "youth-f": []}
+            await page.click("#round-close")
+            await page.click("#round-resume")
+            await page.fill("#round-reason", "the platform is back")
+            await page.click("#round-submit")
+            await page.wait_for_selector("#round-answer[data-status='ok'][data-done='1']", timeout=5_000)
+            assert not errors, errors
+        finally:
+            await browser.close()

@@ -13,11 +13,14 @@ CI installs Chromium, so there this module never skips.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
+from proctor.database import create_database_engine
+from proctor.events import load_event_file
 from proctor.service import now_ms
 from tests.browser.test_dashboard import (
     ARTIFACTS,
@@ -31,6 +34,8 @@ from tests.browser.test_dashboard import (
     served,
     start_game,
 )
+from tests.proctor.conftest import iso
+from tests.proctor.test_review import EVENT
 
 __all__ = ["served"]  # the fixture, imported from the arbiters' dashboard test
 
@@ -265,6 +270,93 @@ async def test_appeals_are_filed_voted_and_decided_through_the_page(served: Serv
             assert "409" in await appeal_message(page, "409")
 
             await reviewer_is_refused_a_vote(browser, served, appeal, errors)
+            assert not errors, errors
+        finally:
+            await browser.close()
+
+
+async def load_review_cup(served: Served, tmp_path: Path) -> None:
+    """The review-cup event with a name to escape; round 1's board 1 played on the platform: Player Three resigns."""
+    path = tmp_path / "review-cup.toml"
+    path.write_text(EVENT.replace('"Player Four"', '"<b>Player Four</b>"'), encoding="utf-8")
+    engine = create_database_engine(served.context.settings)
+    with engine.begin() as connection:
+        load_event_file(connection, path, now=0)
+    engine.dispose()
+    start = now_ms() - 60_000
+    data = {"black": {"id": "rc-1"}, "white": {"id": "rc-3"}, "rule": "renju", "time_control": "rapid-15",
+            "start_at": iso(start)}  # fmt: skip
+    await send(served.platform, "game.created", "rc-r1-b1", data, start - 60_000)
+    for player in ("rc-1", "rc-3"):
+        await send(served.platform, "player.joined", "rc-r1-b1", {"player": player}, start - 30_000)
+    await send(served.platform, "move", "rc-r1-b1", {"point": "h8"}, start + 5_000)
+    assert (await send(served.platform, "resign", "rc-r1-b1", {"player": "rc-3"}, start + 9_000))["status"] == "applied"
+
+
+@pytest.mark.asyncio
+async def test_the_standings_tab_and_a_chief_entering_results(served: Served, tmp_path: Path) -> None:
+    """The review-cup event (tests/proctor/test_review.py), with a name to escape, is loaded; round 1's board 1 is
+    played on the platform (Player Three resigns), board 2 has no result yet. Li (chief) opens the Standings tab: the
+    table is after round 0 (everyone on 0), names shown as text, the tie-breaks as columns, CSV and TRF links for the
+    section. He enters board 2's result; on board 1 a result against the service's verdict is refused (409, shown),
+    then taken with his override (16), and the table follows at once (28)."""
+    await load_review_cup(served, tmp_path)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = await browser.new_page(viewport={"width": 1366, "height": 768})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await page.goto(served.base + "/review")
+            await log_in(page, "Li")
+            await page.click("#tabs button[data-view=standings]")
+            await page.wait_for_selector("#standings-table tbody tr[data-start-no]", timeout=5_000)
+            assert await page.input_value("#st-section") == "review-cup/open"
+            assert (
+                await page.get_attribute("#st-csv", "href") == "/api/v1/events/review-cup/sections/open/standings.csv"
+            )
+            points = await page.eval_on_selector_all(
+                "#standings-table tbody td.points", "cells => cells.map(c => c.textContent)"
+            )
+            assert points == ["0", "0", "0", "0"]
+            names = await page.eval_on_selector_all(
+                "#standings-table td.name", "cells => cells.map(c => c.textContent)"
+            )
+            assert "<b>Player Four</b>" in names  # shown as text, never as HTML
+            assert await page.query_selector("#standings-table td.name b") is None
+            headers = await page.eval_on_selector_all("#standings-table th", "cells => cells.map(c => c.textContent)")
+            assert headers[-2:] == ["BH", "WIN"]
+
+            board1, board2 = "#st-pairings tr[data-board='1']", "#st-pairings tr[data-board='2']"
+            assert await page.text_content(f"{board1} td.result") == "1-0"
+            await page.select_option(f"{board2} select[name=result]", "0-1")
+            await page.fill(f"{board2} input[name=reason]", "the scoresheet, signed by both players")
+            await page.click(f"{board2} button[type=submit]")
+            await page.wait_for_selector(f"{board2} .entry-message[data-status='201']", timeout=5_000)
+            await page.wait_for_selector("#standings-table[data-round='2']", timeout=5_000)
+            starts = "rows => rows.map(r => r.dataset.startNo)"
+            assert await page.eval_on_selector_all("#standings-table tbody tr", starts) == ["1", "2", "3", "4"]
+            await page.select_option("#st-round", "1")  # the pairings and the table of round 1
+            await page.wait_for_selector("#standings-table[data-round='1']", timeout=5_000)
+            await page.select_option(f"{board1} select[name=result]", "0-1")
+            await page.fill(f"{board1} input[name=reason]", "<i>the video shows White won on time</i>")
+            await page.click(f"{board1} button[type=submit]")
+            await page.wait_for_selector(f"{board1} .entry-message[data-status='409']", timeout=5_000)
+            assert "409" in (await page.text_content(f"{board1} .entry-message") or "")
+            await page.check(f"{board1} input[name=override]")
+            await page.click(f"{board1} button[type=submit]")
+            await page.wait_for_selector(f"{board1} .entry-message[data-status='201']", timeout=5_000)
+            assert await page.eval_on_selector_all("#standings-table tbody tr", starts) == ["2", "3", "1", "4"]
+            await page.select_option("#st-round", "")  # the last complete round again
+            await page.wait_for_selector("#standings-table[data-round='2']", timeout=5_000)
+            rows = await page.eval_on_selector_all(
+                "#standings-table tbody tr",
+                "rows => rows.map(r => [r.querySelector('.place').textContent, r.dataset.startNo, "
+                "r.querySelector('.points').textContent])",
+            )
+            assert rows == [["1", "3", "2"], ["2", "2", "1.5"], ["3", "1", "0.5"], ["4", "4", "0"]]
             assert not errors, errors
         finally:
             await browser.close()
