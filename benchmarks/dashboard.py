@@ -34,8 +34,8 @@ from playwright.async_api import async_playwright
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run by hand from anywhere, without installing
 
 from proctor.signatures import signed_headers
+from tests.browser.chromium import CHROMIUM, launch
 
-CHROMIUM = Path("/usr/bin/chromium")
 PASSWORD = "bench password 1"
 TARGET_P95_MS = 1000.0
 PROCTOR = Path(sys.executable).parent / "proctor"
@@ -169,11 +169,7 @@ async def run(args: argparse.Namespace) -> None:
 
 async def measure(args: argparse.Namespace, base: str, platform_: Platform, ids: dict[str, int]) -> None:
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
+        browser = await launch(playwright)
         try:
             page = await browser.new_page(viewport={"width": 1366, "height": 768})
             errors: list[str] = []

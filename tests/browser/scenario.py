@@ -31,6 +31,7 @@ from proctor.models import Arbiter
 from proctor.service import token_hash
 from proctor.settings import Settings
 from proctor.signatures import signed_headers
+from tests.browser.chromium import launch
 from tests.proctor.conftest import iso, register_platform
 from tests.video.frames import scene
 from video.checks import Thresholds
@@ -106,16 +107,11 @@ async def play(http: ClientSession, base: str, link: str, clip: Path, case: str)
     """Chromium opens the player's page, agrees, starts the camera; then wait for the case's incident."""
     result: dict[str, Any] = {"incident": None}
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run",
-                "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-                f"--use-file-for-fake-video-capture={clip}",
-                # A camera needs a secure context: HTTPS in production, this switch for the test's address.
-                f"--unsafely-treat-insecure-origin-as-secure={base}",
-            ],
+        browser = await launch(
+            playwright, "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+            f"--use-file-for-fake-video-capture={clip}",
+            # A camera needs a secure context: HTTPS in production, this switch for the test's address.
+            f"--unsafely-treat-insecure-origin-as-secure={base}",
         )  # fmt: skip
         page = await browser.new_page()
         page.on("console", lambda message: print("console:", message.text, file=sys.stderr))

@@ -15,7 +15,6 @@ CI installs Chromium, so there this module never skips.
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import time
 from collections.abc import AsyncIterator
@@ -39,11 +38,11 @@ from proctor.events import load_event_file
 from proctor.models import Arbiter
 from proctor.service import now_ms, token_hash
 from proctor.settings import Settings
+from tests.browser.chromium import launch
 from tests.proctor.conftest import Platformer, iso, register_platform
 from tests.proctor.test_camera import ScriptedCamera, connect
 from tests.video.frames import scene
 
-CHROMIUM = Path("/usr/bin/chromium")
 EVENT_EXAMPLE = Path(__file__).parents[2] / "examples" / "national-youth-2021.toml"
 ARTIFACTS = Path(__file__).parent / "artifacts"
 PASSWORD = "correct horse battery"
@@ -51,15 +50,6 @@ LI_TOKEN, WANG_TOKEN = "token-li", "token-wang"
 CHIMES = "() => Number(document.body.dataset.chimes || 0)"
 BOARD_WITHIN_S = 2.0
 """How long a move may take from its webhook to the board drawn in the page."""
-
-
-@pytest.fixture(autouse=True)
-def chromium() -> None:
-    if not CHROMIUM.exists():
-        reason = "needs Debian's chromium (.ci/run installs chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
 
 
 @dataclass
@@ -388,11 +378,7 @@ async def test_the_arbiters_desk_in_a_real_browser(served: Served) -> None:
     figures: dict[str, float] = {}
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
+        browser = await launch(playwright)
         try:
             page = await browser.new_page(viewport={"width": 1366, "height": 768})
             errors: list[str] = []
@@ -425,9 +411,7 @@ async def test_an_assigned_arbiter_sees_their_section_by_default_and_all_with_th
                 "opening": "five-move-two", "time_control": "youth-60", "start_at": iso(start)}  # fmt: skip
         ids[section] = (await send(served.platform, "game.created", f"{section}-r1-b1", data, start - 60_000))["game"]
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
-        )
+        browser = await launch(playwright)
         try:
             page = await browser.new_page(viewport={"width": 1366, "height": 768})
             errors: list[str] = []
@@ -476,9 +460,7 @@ async def test_the_round_is_suspended_and_resumed_from_the_header(served: Served
             await send(served.platform, "player.joined", name, {"player": player}, start - 30_000)
         assert (await send(served.platform, "move", name, {"point": "h8"}, start + 5_000))["status"] == "applied"
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
-        )
+        browser = await launch(playwright)
         try:
             page = await browser.new_page(viewport={"width": 1366, "height": 768})
             errors: list[str] = []

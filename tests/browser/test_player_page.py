@@ -8,29 +8,21 @@ candidates on loopback); CI installs Chromium, so there these tests never skip.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from tests.browser.chromium import require
 from tests.browser.scenario import THRESHOLDS
 
 ROOT = Path(__file__).parent.parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
 LATENCY_BOUND_S = 5.0
 """How long after its threshold a condition may take to become an incident (frame sampling, detection, storage)."""
 
 
 def run_case(case: str, workdir: Path) -> dict[str, Any]:
-    if not CHROMIUM.exists() or shutil.which("unshare") is None:
-        reason = "needs Debian's chromium and unshare (.ci/run installs chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+    require(unshare=True)
     done = subprocess.run(
         ["unshare", "-n", sys.executable, "-m", "tests.browser.scenario", case, str(workdir)],
         cwd=ROOT, capture_output=True, text=True, timeout=180, check=False,

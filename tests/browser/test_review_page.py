@@ -12,7 +12,6 @@ CI installs Chromium, so there this module never skips.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,9 @@ from playwright.async_api import Browser, Page, async_playwright
 from proctor.database import create_database_engine
 from proctor.events import load_event_file
 from proctor.service import now_ms
+from tests.browser.chromium import launch
 from tests.browser.test_dashboard import (
     ARTIFACTS,
-    CHROMIUM,
     LI_TOKEN,
     Served,
     add_arbiter,
@@ -41,15 +40,6 @@ __all__ = ["served"]  # the fixture, imported from the arbiters' dashboard test
 
 REVIEWER_TOKEN = "token-zhao"
 MOVES = ["h8", "h9", "i9", "i10", "j10", "g7"]
-
-
-@pytest.fixture(autouse=True)
-def chromium() -> None:
-    if not CHROMIUM.exists():
-        reason = "needs Debian's chromium (.ci/run installs chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
 
 
 async def li(served: Served, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
@@ -185,11 +175,7 @@ async def test_the_review_page_in_a_real_browser(served: Served) -> None:
     game = await play_the_game(served)
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
+        browser = await launch(playwright)
         try:
             page = await browser.new_page(viewport={"width": 1366, "height": 768})
             errors: list[str] = []
@@ -233,9 +219,7 @@ async def test_appeals_are_filed_voted_and_decided_through_the_page(served: Serv
     add_arbiter(served.context.settings, "Zhao", "reviewer", REVIEWER_TOKEN)
     game = await start_game(served.platform, "a1", now_ms() - 60_000, "rapid-15", "freestyle")
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
-        )
+        browser = await launch(playwright)
         try:
             page = await browser.new_page(viewport={"width": 1366, "height": 768})
             errors: list[str] = []
@@ -302,9 +286,7 @@ async def test_the_standings_tab_and_a_chief_entering_results(served: Served, tm
     then taken with his override (16), and the table follows at once (28)."""
     await load_review_cup(served, tmp_path)
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
-        )
+        browser = await launch(playwright)
         try:
             page = await browser.new_page(viewport={"width": 1366, "height": 768})
             errors: list[str] = []
