@@ -67,14 +67,16 @@ from aiortc import (
     RTCSessionDescription,
 )
 from aiortc.mediastreams import MediaStreamError
+from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run by hand from anywhere, without installing
 
-import video.ingest
+import video.analysis
 from tests.video.frames import scene
-from video.checks import Box, FaceDetector, Finding, Frame, Observation, Thresholds, observe
+from video.checks import Box, FaceDetector, Finding, Frame, Observation, Scene, Thresholds, observe
 from video.detectors import available_detector
 from video.ingest import Ingest, IngestSettings
+from video.segmentation import available_segmenter
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 """The offline models (``proctor fetch-models``); without them the Haar fallback runs, and the output says so."""
@@ -219,18 +221,20 @@ recording = False
 def timed_observe(
     frame: Frame,
     at: float,
-    previous: Frame | None,
+    previous: NDArray[np.float32] | None,
     detector: FaceDetector | None,
     known_faces: tuple[Box, ...] | None = None,
-) -> tuple[Observation, Frame]:
+    people: NDArray[np.float32] | None = None,
+    scene: Scene | None = None,
+) -> tuple[Observation, NDArray[np.float32]]:
     """``video.checks.observe``, recording how long after its receipt each frame's analysis ended."""
-    result = observe(frame, at, previous, detector, known_faces)
+    result = observe(frame, at, previous, detector, known_faces, people, scene)
     if recording:
         latencies.append(time.time() - at)
     return result
 
 
-video.ingest.observe = timed_observe  # type: ignore[attr-defined]  # the ingest looks it up at each call
+video.analysis.observe = timed_observe  # type: ignore[attr-defined]  # the analyser looks it up at each call
 
 
 def rss_mb() -> float:
@@ -277,14 +281,17 @@ class Receiver:
         self.bare_tasks: set[asyncio.Task[None]] = set()
         if mode == "checks":
             detector, self.note = available_detector(MODELS)
+            people, people_note = available_segmenter(MODELS)
+            self.note += f"; {people_note}"
             settings = IngestSettings(ice_servers=[], rate=RATE, thresholds=Thresholds())
             if clips:  # evidence clips, where this checkout's Ingest takes an ``on_clip`` handler
                 if "on_clip" not in inspect.signature(Ingest).parameters:
                     raise SystemExit("--clips: this checkout's video.ingest.Ingest takes no on_clip")
                 factory: Any = Ingest
-                self.ingest = factory(settings, detector, executor, self.on_finding, on_clip=self.on_clip)
+                self.ingest = factory(settings, detector, executor, self.on_finding, on_clip=self.on_clip,
+                                      people=people)  # fmt: skip
             else:
-                self.ingest = Ingest(settings, detector, executor, self.on_finding)
+                self.ingest = Ingest(settings, detector, executor, self.on_finding, people=people)
             assert self.ingest is not None
             self.ingest.start()
         else:
@@ -569,7 +576,7 @@ def main() -> None:
         args.memory_seconds = 20.0 if args.quick else 120.0
     if args.steps is None:
         args.steps = [4, 8, 16, 24, 32, 48, 64] if args.quick else [4, 8, 12, 16, 20, 24, 32, 40, 48, 64, 80]
-    note = available_detector(MODELS)[1]
+    note = f"{available_detector(MODELS)[1]}; {available_segmenter(MODELS)[1]}"
     print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; aiortc "
           f"{__import__('aiortc').__version__}, PyAV {av.__version__}; {note}; analysis rate {RATE:g}/s per stream, "
           f"2 analysis threads; evidence clips {'on' if args.clips else 'off'}")  # fmt: skip

@@ -6,8 +6,11 @@ always give the same findings (tests and benchmarks replay clips).
 
 Observations per analysed frame (:func:`observe`):
 - brightness and contrast (a covered or dark camera);
-- the difference from the previous analysed frame (a frozen camera repeats the same image);
-- the faces found (nobody: the player left the area, 36.4.1; two or more: another person, 36.4.2).
+- the difference from the previous analysed frame, and how much of it moved (a frozen camera repeats the same image);
+- the faces found, and the people the segmentation marks compared with the scene when the player was last seen
+  (nobody: the player left the area, 36.4.1; two faces or a new body: another person, 36.4.2);
+- the background outside the people: its brightness trace against the person's, its stillness (a replaced
+  background, 36.4) and its sharpness against the person's (a blurred background, 36.4).
 
 Rules (:class:`Monitor`): each condition must hold for ``on_s`` seconds before a finding starts, and be absent for
 ``off_s`` seconds before it ends, so that a single missed detection neither raises nor clears anything.
@@ -22,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -38,6 +42,7 @@ class Check(enum.Enum):
     FROZEN = "camera-frozen"
     LOST = "camera-lost"
     VIRTUAL_BACKGROUND = "virtual-background"
+    BLURRED_BACKGROUND = "background-blurred"
 
     @property
     def article(self) -> str:
@@ -48,6 +53,7 @@ class Check(enum.Enum):
             "camera-frozen": "36.4",
             "camera-lost": "36.4",
             "virtual-background": "36.4",
+            "background-blurred": "36.4",
         }[self.value]
 
 
@@ -55,11 +61,12 @@ POLICY_CHECKS: Final[dict[str, frozenset[Check]]] = {
     "absence": frozenset({Check.LEFT_AREA}),
     "extra-person": frozenset({Check.EXTRA_PERSON}),
     "camera": frozenset({Check.COVERED, Check.FROZEN, Check.LOST}),
-    "virtual-background": frozenset({Check.VIRTUAL_BACKGROUND}),
+    "virtual-background": frozenset({Check.VIRTUAL_BACKGROUND, Check.BLURRED_BACKGROUND}),
     "earphones": frozenset(),
     "devices": frozenset(),
 }
-"""The checks each name of an event section's ``checks`` list (``[sections.policy]``) turns on.  ``earphones`` is
+"""The checks each name of an event section's ``checks`` list (``[sections.policy]``) turns on (``virtual-background``:
+a replaced background and a blurred one alike, both hiding the surroundings, 36.4).  ``earphones`` is
 the prompted ear check (36.2), an arbiter's action that no policy turns off, and ``devices`` (36.4.3) has no passive
 check yet: both turn on nothing here."""
 
@@ -119,7 +126,8 @@ class Observation:
     brightness: float
     contrast: float
     change: float | None
-    """Mean absolute difference from the previous analysed frame (0–255); None for the first frame."""
+    """Mean absolute difference from the previous analysed frame (0–255, on the 4x4-averaged grid); None for the
+    first frame."""
     faces: tuple[Box, ...]
     width: int
     height: int
@@ -131,16 +139,130 @@ class Observation:
     background_shift: float | None = None
     """Mean signed difference of the background from the previous analysed frame (same pixels in both): how much
     brighter it got.  Summed over frames it traces the background's brightness on fixed pixels, which the people
-    moving in front of a textured background does not disturb (the region's own mean would follow them)."""
+    moving in front of a textured background does not disturb (the region's own mean would follow them).  The
+    encoder's warm-up refines the picture without a bias, so the trace ignores it."""
+    moving: float | None = None
+    """The share of the grid's cells whose grey level changed by :data:`MOVING_LEVEL` or more since the previous
+    analysed frame: a frozen source, re-encoded, keeps being refined by the encoder in small steps everywhere (the
+    mean change stays 0.1-0.5), but no cell moves by this much; a real person is never that still."""
+    people: float | None = None
+    """The share of the frame the person segmentation marks (None without a segmenter)."""
+    player_seen: bool | None = None
+    """The player is still there without a face in view (looking down, turned away, in dim light): the region the
+    player filled when their face was last found still looks as it did and is still marked as a person.  None without
+    a segmenter or before a face was ever found."""
+    new_body: float = 0.0
+    """The share of the frame covered by a body that was not there when the player was last seen alone: marked as a
+    person where the room used to be, looking unlike the room, and without the player's face in it (36.4.2)."""
+    person_shift: float | None = None
+    """Mean signed difference of the person's inner region from the previous frame: the person follows the camera's
+    exposure (and the room's light), which a replaced background does not."""
+    background_sharpness: float | None = None
+    """Mean absolute Laplacian of the background (grey levels, at 320x240)..."""
+    person_sharpness: float | None = None
+    """...and of the person's inner region..."""
+    background_structure: float | None = None
+    """...and how much the background varies at a coarse scale (standard deviation of 16x16-pixel means): a blurred
+    room keeps its shapes, a plain wall has none (and cannot be judged)."""
+
+
+MOVING_LEVEL = 4.0
+"""Grey levels (on the 4x4-averaged grid) a cell must change by to count as moving (:attr:`Observation.moving`)."""
+SAME_LEVEL = 22.0
+"""Grey levels within which a cell still looks as it did (exposure compensated): :func:`compare_scene`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scene:
+    """The stream when the player was last seen with their face: the 4x4-averaged grey grid and where the player
+    was (the segmentation's mask).  What the player's body and the room looked like, for :func:`compare_scene`."""
+
+    grey: NDArray[np.float32]
+    player: NDArray[np.bool_]
+    at: float
+
+
+def _grow(mask: NDArray[np.bool_], cells: int) -> NDArray[np.bool_]:
+    kernel = np.ones((2 * cells + 1, 2 * cells + 1), np.uint8)
+    grown: NDArray[np.bool_] = cv2.dilate(mask.astype(np.uint8), kernel).astype(bool)
+    return grown
+
+
+def _shrink(mask: NDArray[np.bool_], cells: int) -> NDArray[np.bool_]:
+    kernel = np.ones((2 * cells + 1, 2 * cells + 1), np.uint8)
+    shrunk: NDArray[np.bool_] = cv2.erode(mask.astype(np.uint8), kernel).astype(bool)
+    return shrunk
+
+
+PLAYER_KEPT = 0.5
+"""Share of the player's remembered region that must still look as it did..."""
+PLAYER_MARKED = 0.2
+"""...with at least this share of it still marked as a person..."""
+PLAYER_UNCHANGED = 0.8
+"""...or at least this share of it unchanged."""
+BODY_MIN_SHARE = 0.025
+"""A new body covers at least this share of the frame (as one region)."""
+
+
+def compare_scene(
+    grey: NDArray[np.float32], people: NDArray[np.bool_], faces: Sequence[Box], scene: Scene, step: int = 4
+) -> tuple[bool, float]:
+    """Whether the player is still where they were when last seen with a face, and the share of the frame a new body
+    covers (see :attr:`Observation.player_seen` and :attr:`Observation.new_body`).  ``grey`` and ``people`` are on
+    the scene's grid; ``faces`` in the frame's pixels (``step`` to the grid)."""
+    room = ~_grow(scene.player, 3)
+    # The camera's exposure and the room's light since then, from the room alone (the player leaving changes the
+    # frame's mean, not the room's).
+    reference = scene.grey[room] if room.mean() >= BACKGROUND_MIN_SHARE else scene.grey
+    current = grey[room] if room.mean() >= BACKGROUND_MIN_SHARE else grey
+    gain = float(np.median(current)) / max(float(np.median(reference)), 1.0)
+    same = np.abs(grey - scene.grey * gain) < SAME_LEVEL
+    inner = _shrink(scene.player, 2)
+    if inner.sum() < 20:
+        inner = scene.player
+    kept = float(same[inner].mean()) if inner.any() else 0.0
+    marked = float(people[inner].mean()) if inner.any() else 0.0
+    # The region still looks as it did, and the segmentation still sees a person in some of it (or nearly all of it
+    # looks the same: the segmentation loses a person whose face is hidden more often than the picture changes).
+    seen = kept >= PLAYER_KEPT and (marked >= PLAYER_MARKED or kept >= PLAYER_UNCHANGED)
+    fresh = people & room & ~same
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(fresh.astype(np.uint8), connectivity=8)
+    body = 0
+    centres = [((f.y + f.height // 2) // step, (f.x + f.width // 2) // step) for f in faces]
+    for label in range(1, count):
+        area = int(stats[label, cv2.CC_STAT_AREA])
+        if area < BODY_MIN_SHARE * fresh.size:
+            continue
+        if any(0 <= r < labels.shape[0] and 0 <= c < labels.shape[1] and labels[r, c] == label for r, c in centres):
+            continue  # the player moved (their face is in it), or a face the detector counts already
+        body += area
+    return seen, body / fresh.size
+
+
+def _grid(grey: Frame) -> NDArray[np.float32]:
+    """The 4x4 block means of a grey frame (the checks' grid: 160x120 for 640x480): averaging removes most of the
+    encoder's fine noise, which a point sample keeps."""
+    height, width = grey.shape[0] // 4 * 4, grey.shape[1] // 4 * 4
+    blocks = grey[:height, :width].astype(np.float32).reshape(height // 4, 4, width // 4, 4)
+    grid: NDArray[np.float32] = blocks.mean(axis=(1, 3))
+    return grid
+
+
+def _sharpness(grey: Frame, shape: tuple[int, int]) -> NDArray[np.float32]:
+    """Mean absolute Laplacian of the frame at half its size, per cell of the grid."""
+    half = cv2.resize(grey, (shape[1] * 2, shape[0] * 2), interpolation=cv2.INTER_AREA)
+    laplacian = np.abs(cv2.Laplacian(half, cv2.CV_32F))
+    cells = cv2.resize(laplacian, (shape[1], shape[0]), interpolation=cv2.INTER_AREA)
+    return np.asarray(cells, dtype=np.float32)
 
 
 def person_mask(
     faces: Sequence[Box], width: int, height: int, step: int = 1, margin: float = 0.25
 ) -> NDArray[np.bool_]:
-    """Where the people are, roughly: around each face, two and a half face-widths wide (the shoulders), from half a
-    face above it down to the bottom of the frame (head, shoulders, body and arms at a desk), widened by ``margin``
-    face-widths on every side for the movement between two analysed frames.  ``step``: the mask of a frame
-    subsampled by that factor."""
+    """Where the people are, roughly, without a segmenter: around each face, two and a half face-widths wide (the
+    shoulders), from half a face above it down to the bottom of the frame (head, shoulders, body and arms at a desk),
+    widened by ``margin`` face-widths on every side for the movement between two analysed frames.  ``step``: the
+    mask of a frame subsampled by that factor."""
     mask = np.zeros((math.ceil(height / step), math.ceil(width / step)), dtype=bool)
     for face in faces:
         extra = int(margin * face.width)
@@ -153,9 +275,11 @@ def person_mask(
 
 BACKGROUND_MIN_SHARE = 0.1
 """Below this share of the frame left outside the people, the background is not judged."""
+PERSON_MIN_SHARE = 0.03
+"""Below this share of the frame marked as a person, the person's own region is not judged."""
 
 
-def _trimmed_change(difference: NDArray[np.int16]) -> tuple[float, float]:
+def _trimmed_change(difference: NDArray[np.float32]) -> tuple[float, float]:
     """The background's change (mean absolute difference) and shift (mean signed difference), leaving out the
     largest 20 % of the differences: the person's shoulders, arms and hands reach outside the mask now and then,
     and they would otherwise make a replaced background look alive."""
@@ -167,43 +291,70 @@ def _trimmed_change(difference: NDArray[np.int16]) -> tuple[float, float]:
 def to_grey(frame: Frame) -> Frame:
     if frame.ndim == 2:
         return frame
-    # ITU-R 601 luma, as OpenCV's BGR2GRAY, without needing cv2 here.
-    weights = np.array([0.114, 0.587, 0.299], dtype=np.float32)
-    grey: Frame = (frame[..., :3].astype(np.float32) @ weights).clip(0, 255).astype(np.uint8)
-    return grey
+    return np.asarray(cv2.cvtColor(frame[..., :3], cv2.COLOR_BGR2GRAY), dtype=np.uint8)
 
 
 def observe(
     frame: Frame,
     at: float,
-    previous: Frame | None,
+    previous: NDArray[np.float32] | None,
     detector: FaceDetector | None,
     known_faces: tuple[Box, ...] | None = None,
-) -> tuple[Observation, Frame]:
-    """What one analysed frame shows; returns the observation and the small grey frame to compare the next with.
+    people: NDArray[np.float32] | None = None,
+    scene: Scene | None = None,
+) -> tuple[Observation, NDArray[np.float32]]:
+    """What one analysed frame shows; returns the observation and the grid to compare the next frame with.
 
     ``known_faces``: the faces found in a frame a moment ago, to use instead of running the detector on this one
     (the detector is by far the dearest part, and who is in view does not change between two frames 0.5 s apart as
-    far as checks counted in seconds are concerned)."""
+    far as checks counted in seconds are concerned).  ``people``: the person segmentation's mask on the grid (from
+    this frame or one a moment ago), and ``scene``: the stream when the player was last seen (:class:`Scene`)."""
     grey = to_grey(frame)
-    small = grey[::4, ::4]
-    change = None if previous is None or previous.shape != small.shape else float(
-        np.abs(small.astype(np.int16) - previous.astype(np.int16)).mean()
-    )  # fmt: skip
+    small = _grid(grey)
+    comparable = previous is not None and previous.shape == small.shape
+    difference = small - previous if comparable and previous is not None else None
+    change = moving = None
+    if difference is not None:
+        magnitude = np.abs(difference)
+        change, moving = float(magnitude.mean()), float((magnitude >= MOVING_LEVEL).mean())
     faces = known_faces
     if faces is None:
         faces = tuple(detector.detect(frame)) if detector is not None else ()
     height, width = grey.shape
-    background_brightness = background_change = background_shift = None
-    if faces:
-        outside = ~person_mask(faces, width, height, step=4)
-        if outside.mean() >= BACKGROUND_MIN_SHARE:
-            background_brightness = float(small[outside].mean())
-            if previous is not None and previous.shape == small.shape:
-                difference = small[outside].astype(np.int16) - previous[outside].astype(np.int16)
-                background_change, background_shift = _trimmed_change(difference)
-    observation = Observation(at, float(grey.mean()), float(grey.std()), change, faces, width, height,
-                              background_brightness, background_change, background_shift)  # fmt: skip
+    background_brightness = background_change = background_shift = person_shift = None
+    background_sharpness = person_sharpness = background_structure = None
+    share = player_seen = None
+    new_body = 0.0
+    if people is not None and people.shape == small.shape:
+        marked = people > 0.5
+        share = float(marked.mean())
+        if scene is not None:
+            player_seen, new_body = compare_scene(small, marked, faces, scene)
+        someone = share >= PERSON_MIN_SHARE and (bool(faces) or bool(player_seen))
+        outside = ~_grow(marked, 3) if someone else None
+        inner = _shrink(marked, 2) if someone else None
+    else:
+        someone = bool(faces)
+        outside = ~person_mask(faces, width, height, step=4)[: small.shape[0], : small.shape[1]] if faces else None
+        inner = None
+    if outside is not None and outside.mean() >= BACKGROUND_MIN_SHARE:
+        background_brightness = float(small[outside].mean())
+        if difference is not None:
+            background_change, background_shift = _trimmed_change(difference[outside])
+        if inner is not None and inner.mean() >= PERSON_MIN_SHARE / 2:
+            if difference is not None:
+                person_shift = float(difference[inner].mean())
+            sharp = _sharpness(grey, (small.shape[0], small.shape[1]))
+            background_sharpness, person_sharpness = float(sharp[outside].mean()), float(sharp[inner].mean())
+            coarse = small[: small.shape[0] // 4 * 4, : small.shape[1] // 4 * 4]
+            coarse = coarse.reshape(coarse.shape[0] // 4, 4, coarse.shape[1] // 4, 4).mean(axis=(1, 3))
+            room = outside[: coarse.shape[0] * 4, : coarse.shape[1] * 4].reshape(coarse.shape[0], 4, -1, 4).all((1, 3))
+            background_structure = float(coarse[room].std()) if room.sum() >= 8 else None
+    observation = Observation(
+        at, float(grey.mean()), float(grey.std()), change, faces, width, height, background_brightness,
+        background_change, background_shift, moving, share, player_seen, new_body, person_shift,
+        background_sharpness, person_sharpness, background_structure,
+    )  # fmt: skip
     return observation, small
 
 
@@ -211,35 +362,50 @@ def observe(
 class Thresholds:
     """The checks' thresholds (event settings, ``[sections.policy.thresholds]``)."""
 
-    absence_s: float = 20.0
-    """No face for this long: left the competition area (36.4.1)."""
-    extra_person_s: float = 3.0
-    """Two or more faces for this long: another person (36.4.2)."""
+    absence_s: float = 5.0
+    """Nobody in view for this long: left the competition area (36.4.1).  Leaving without permission is the offence,
+    not leaving for long; presence rests on the person, not the face, so a player looking down or turned away is
+    not absent."""
+    extra_person_s: float = 2.0
+    """Two or more faces, or a new body, for this long: another person (36.4.2)."""
     covered_s: float = 3.0
-    frozen_s: float = 10.0
+    frozen_s: float = 5.0
     lost_s: float = 5.0
     """No frame at all for this long: the camera stream is lost."""
     clear_s: float = 3.0
     """How long a condition must be absent before its finding ends."""
     dark_brightness: float = 18.0
     flat_contrast: float = 6.0
-    frozen_change: float = 0.1
-    """Median (over the last 5 analysed frames) of the mean grey-level change between them, below which the picture
-    counts as frozen.  Measured through the browser's VP8 in the browser test: a still room 0.2-0.4, a frozen
-    source 0.02-0.09 (the encoder keeps refining it)."""
+    frozen_moving: float = 0.002
+    """The median share of moving cells (:attr:`Observation.moving`) over the last :data:`FROZEN_WINDOW_S`, below
+    which the picture counts as frozen while someone is in view.  Measured through VP8 (aiortc's encoder and
+    libvpx's real-time mode, 140-500 kbit/s): a frozen source 0.000-0.002, a person in view 0.01 and up.  An empty
+    room in steady light looks the same as a frozen one through the encoder's denoiser, so with nobody in view the
+    left-area check speaks instead."""
 
-    background_window_s: float = 20.0
+    background_window_s: float = 10.0
     """The virtual-background signal is judged over this window of analysed frames (36.4)..."""
-    background_change: float = 0.25
-    """...in which the background (the frame outside the people) changed by less than this on average (grey levels;
-    a real room through a webcam and VP8 shows sensor noise and the encoder's work, 0.3 and up)..."""
-    background_brightness: float = 0.25
-    """...and its brightness varied (the standard deviation of its trace on fixed pixels: the running sum of the
-    frames' signed background differences) by less than this: a real camera's exposure follows the person moving in
-    front of it and the light in the room; a replaced background's brightness does not move at all."""
-    virtual_background_s: float = 10.0
+    background_change: float = 0.35
+    """...in which the background (the frame outside the people) changed by less than this on average (grey
+    levels), or..."""
+    exposure_ratio: float = 0.15
+    """...the person's brightness trace varied over the window and the background's by less than this share of it
+    (a real camera's exposure moves both; a replacement's picture does not follow), and in either case..."""
+    background_brightness: float = 0.3
+    """...the background's brightness trace on fixed pixels (the running sum of its signed differences) varied by
+    less than this (standard deviation, grey levels).  The encoder's warm-up refines the picture without a bias, so
+    the trace is flat for a replacement even in the stream's first seconds."""
+    virtual_background_s: float = 3.0
     """The signal must hold this long after a full window before it is raised: it is a reason to ask for the pan
     check, not a verdict (a webcam with locked exposure in steady light can come close)."""
+
+    blur_window_s: float = 6.0
+    """A blurred background (36.4) is judged over this window..."""
+    blur_ratio: float = 0.3
+    """...in which the background's sharpness stayed below this share of the person's in most frames..."""
+    blur_structure: float = 10.0
+    """...while the background had this much coarse structure (grey levels): a plain wall cannot be judged."""
+    blurred_background_s: float = 3.0
 
     pan_travel: float = 0.1
     """In the pan check, the camera counts as moved when the player's face travels this share of the frame's width
@@ -256,8 +422,9 @@ class Thresholds:
         return replace(base or cls(), **{k: float(v) for k, v in values.items() if k in known})
 
 
-FROZEN_WINDOW = 5
-"""Analysed frames whose changes decide whether the picture is frozen."""
+FROZEN_WINDOW_S = 2.5
+"""The moving shares of the analysed frames of the last this many seconds decide whether the picture is frozen (at
+least three of them: the decision keeps its meaning when the analysis rate falls)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,14 +454,16 @@ class Monitor:
     """The arbiter granted leave of the area until this time (36.4.1)."""
     enabled: frozenset[Check] = frozenset(Check)
     """The checks that may raise findings (a section's policy, :func:`checks_for_policy`).  A disabled check is still
-    followed, since the others depend on it (no face counts while the camera is frozen or covered), but its findings
-    are never given out, nor listed as active."""
+    followed, since the others depend on it (no face counts while the camera is covered), but its findings are
+    never given out, nor listed as active."""
     conditions: dict[Check, _Condition] = field(default_factory=lambda: {check: _Condition() for check in Check})
     last_frame_at: float | None = None
-    recent_changes: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=FROZEN_WINDOW))
-    """(time, change) of the last analysed frames."""
-    background: deque[tuple[float, float | None, float | None]] = field(default_factory=deque)
-    """(time, background brightness, background change) over the last ``background_window_s``."""
+    recent_moving: deque[tuple[float, float]] = field(default_factory=deque)
+    """(time, moving share) of the analysed frames of the last :data:`FROZEN_WINDOW_S`."""
+    background: deque[tuple[float, float | None, float | None, float | None]] = field(default_factory=deque)
+    """(time, background shift, background change, person shift) over the last ``background_window_s``."""
+    sharpness: deque[tuple[float, bool | None]] = field(default_factory=deque)
+    """(time, background blurred?) over the last ``blur_window_s`` (None: not judged in that frame)."""
 
     def _update(
         self, check: Check, present: bool, at: float, hold: float, detail: str, since: float | None = None
@@ -332,64 +501,117 @@ class Monitor:
             Check.COVERED, covered, at, t.covered_s,
             f"brightness {observation.brightness:.0f}, contrast {observation.contrast:.1f}",
         )  # fmt: skip
-        if observation.change is not None:
-            self.recent_changes.append((at, observation.change))
-        # The median of the last few changes: a frozen source through VP8 still shows the encoder's refinements
-        # (0.02-0.09 here), and a still room its sensor noise (0.2-0.4).  The picture has been frozen since the
-        # window's first frame.
+        faces = len(observation.faces)
+        someone = faces > 0 or bool(observation.player_seen)
+        moving = observation.moving if observation.moving is not None else None
+        if moving is not None:
+            self.recent_moving.append((at, moving))
+        while self.recent_moving and self.recent_moving[0][0] < at - FROZEN_WINDOW_S:
+            self.recent_moving.popleft()
+        # A frozen source through VP8 is still refined by the encoder in small steps, but nothing in it moves; a
+        # person in view always does.  The picture has been frozen since the window's first frame.
         frozen = (
-            len(self.recent_changes) == FROZEN_WINDOW
-            and float(np.median([change for _, change in self.recent_changes])) < t.frozen_change
+            len(self.recent_moving) >= 3
+            and float(np.median([share for _, share in self.recent_moving])) < t.frozen_moving
             and not covered
+            and (someone or self.conditions[Check.FROZEN].active is not None)
         )
         findings += self._update(
-            Check.FROZEN, frozen, at, t.frozen_s, "the picture does not change at all", since=self.recent_changes[0][0]
-            if self.recent_changes else None,
+            Check.FROZEN, frozen, at, t.frozen_s, "the picture does not change at all",
+            since=self.recent_moving[0][0] if self.recent_moving else None,
         )  # fmt: skip
-        # One still frame says nothing; only a camera found frozen (or covered) makes the faces count for nothing.
-        usable = not covered and self.conditions[Check.FROZEN].active is None
-        faces = len(observation.faces)
-        absent = usable and faces == 0 and at >= self.leave_granted_until
+        usable = not covered
+        still = self.conditions[Check.FROZEN].active is not None
+        absent = usable and not someone and at >= self.leave_granted_until
         findings += self._update(Check.LEFT_AREA, absent, at, t.absence_s, "nobody in front of the camera")
         findings += self._update(
-            Check.VIRTUAL_BACKGROUND, usable and self._background_still(observation), at,
+            Check.VIRTUAL_BACKGROUND, usable and not still and self._background_still(observation), at,
             t.virtual_background_s, self._background_detail(),
         )  # fmt: skip
-        crowded = usable and faces >= 2
-        edge = sum(1 for box in observation.faces if box.touches_edge(observation.width, observation.height))
         findings += self._update(
-            Check.EXTRA_PERSON, crowded, at, t.extra_person_s,
-            f"{faces} faces in view" + (f" ({edge} at the frame's edge)" if edge else ""),
+            Check.BLURRED_BACKGROUND, usable and not still and self._background_blurred(observation), at,
+            t.blurred_background_s, self._blur_detail(observation),
         )  # fmt: skip
+        body = observation.new_body >= BODY_MIN_SHARE and someone  # beside the player, not instead of them
+        crowded = usable and not still and (faces >= 2 or body)
+        edge = sum(1 for box in observation.faces if box.touches_edge(observation.width, observation.height))
+        detail = (
+            f"{faces} faces in view" + (f" ({edge} at the frame's edge)" if edge else "")
+            if faces >= 2
+            else f"another body in view ({observation.new_body:.0%} of the frame), no face"
+        )
+        findings += self._update(Check.EXTRA_PERSON, crowded, at, t.extra_person_s, detail)
         return self._enabled(findings)
 
     def _background_still(self, observation: Observation) -> bool:
-        """The frozen-background signal: over a full window, with someone in view nearly all the time, the
-        background neither changes nor varies in brightness, as a replacement image does."""
+        """The replaced-background signal: over a full window, with someone in view nearly all the time, the
+        background's brightness trace stays flat while the background does not change or the person's own
+        brightness moves (the person follows the camera's exposure and the room's light; a replacement does not)."""
         t = self.thresholds
         window = self.background
-        window.append((observation.at, observation.background_shift, observation.background_change))
+        window.append((observation.at, observation.background_shift, observation.background_change,
+                       observation.person_shift))  # fmt: skip
         while window and window[0][0] < observation.at - t.background_window_s:
             window.popleft()
         if observation.at - window[0][0] < 0.9 * t.background_window_s:
             return False
-        changes = [c for _, _, c in window if c is not None]
+        changes = [c for _, _, c, _ in window if c is not None]
         if len(changes) < 0.8 * len(window):
             return False
-        return float(np.mean(changes)) < t.background_change and self._brightness_variation() < t.background_brightness
+        flat = self._brightness_variation() < t.background_brightness
+        if not flat:
+            return False
+        if float(np.median(changes)) < t.background_change:
+            return True
+        person = self._person_variation()
+        return person is not None and person >= 1.0 and self._brightness_variation() < t.exposure_ratio * person
+
+    def _trace(self, index: int) -> NDArray[np.float64]:
+        return np.cumsum([entry[index] for entry in self.background if entry[index] is not None])
 
     def _brightness_variation(self) -> float:
         """The standard deviation of the background's brightness trace over the window."""
-        trace = np.cumsum([s for _, s, _ in self.background if s is not None])
+        trace = self._trace(1)
         return float(np.std(trace)) if len(trace) else 0.0
 
+    def _person_variation(self) -> float | None:
+        """The standard deviation of the person's brightness trace over the window (None without a segmenter)."""
+        trace = self._trace(3)
+        return float(np.std(trace)) if len(trace) >= 0.8 * len(self.background) else None
+
     def _background_detail(self) -> str:
-        changes = [c for _, _, c in self.background if c is not None]
+        changes = [c for _, _, c, _ in self.background if c is not None]
         if not changes:
             return ""
         window = self.thresholds.background_window_s
-        return (f"the background does not move: mean change {np.mean(changes):.2f}, brightness varies by "
-                f"{self._brightness_variation():.2f} over {window:.0f} s (ask for the pan check)")  # fmt: skip
+        person = self._person_variation()
+        follows = f", the person's by {person:.2f}" if person is not None else ""
+        return (f"the background does not move: median change {np.median(changes):.2f}, brightness varies by "
+                f"{self._brightness_variation():.2f}{follows} over {window:.0f} s (ask for the pan check)")  # fmt: skip
+
+    def _background_blurred(self, observation: Observation) -> bool:
+        """A blurred background: over a window, in most frames, a background with shapes in it (not a plain wall)
+        is far less sharp than the person in front of it, more than a webcam's depth of field makes it."""
+        t = self.thresholds
+        o = observation
+        judged: bool | None = None
+        background, person, structure = o.background_sharpness, o.person_sharpness, o.background_structure
+        if background is not None and person is not None and structure is not None and structure >= t.blur_structure:
+            judged = background < t.blur_ratio * person if person > 1.0 else None
+        window = self.sharpness
+        window.append((o.at, judged))
+        while window and window[0][0] < o.at - t.blur_window_s:
+            window.popleft()
+        if o.at - window[0][0] < 0.9 * t.blur_window_s:
+            return False
+        votes = [v for _, v in window if v is not None]
+        return len(votes) >= 0.7 * len(window) and sum(votes) >= 0.8 * len(votes)
+
+    def _blur_detail(self, o: Observation) -> str:
+        if o.background_sharpness is None or o.person_sharpness is None:
+            return "the background is blurred"
+        return (f"the background is blurred: its sharpness {o.background_sharpness:.1f} against the person's "
+                f"{o.person_sharpness:.1f} (36.4: the surroundings must be visible)")  # fmt: skip
 
     def tick(self, at: float) -> list[Finding]:
         """Time passes without a frame: the camera is lost once no frame has come for ``lost_s``."""

@@ -28,7 +28,9 @@ from aiortc.mediastreams import MediaStreamError
 from av import VideoFrame
 
 from engine.liveness import Source, Timeline
-from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds, observe
+from video.analysis import FrameAnalyser
+from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds
+from video.segmentation import PersonSegmenter
 
 log = logging.getLogger("proctor.video")
 
@@ -36,6 +38,13 @@ FindingHandler = Callable[[str, Finding, bytes | None], None]
 """(player ref, finding, JPEG snapshot or None) — called on the event loop."""
 ClipHandler = Callable[[str, Finding, bytes], None]
 """(player ref, the finding that started, a WebM clip of the stream around it) — called on the event loop."""
+
+DEGRADED_WINDOW_S = 10.0
+"""The achieved analysis rate is measured over this window..."""
+DEGRADED_SHARE = 0.8
+"""...and below this share of the set rate (with frames arriving fast enough) the analysis is degraded..."""
+RECOVERED_SHARE = 0.95
+"""...until it is back above this share."""
 
 CLIP_SIZE = (320, 240)
 """Clip frames are kept at this size (JPEG), so that a stream's ring buffer stays small (about 10 kB a frame)."""
@@ -190,14 +199,20 @@ class StreamSession:
     frames_received: int = 0
     frames_analysed: int = 0
     frames_dropped: int = 0
-    last_small: Frame | None = None
     face_interval_s: float = 0.9
-    """Faces are looked for in an analysed frame at least this long after the last search (about once a second at
-    the default 2 analysed frames a second); the frames between reuse what it found."""
-    faces: tuple[Box, ...] = ()
-    faces_at: float = float("-inf")
+    """The models run on an analysed frame at least this long after their last run (about once a second at the
+    default 2 analysed frames a second), unless something is changing (:class:`video.analysis.FrameAnalyser`)."""
+    people: PersonSegmenter | None = None
+    analyser: FrameAnalyser = field(init=False)
     busy: bool = False
     next_due: float = 0.0
+    analysed_at: deque[float] = field(default_factory=lambda: deque(maxlen=64))
+    """When the last analysed frames were taken (for the achieved rate)."""
+    received_at: deque[float] = field(default_factory=lambda: deque(maxlen=256))
+    """When the last frames arrived (the rate the player sends at)."""
+    degraded_since: float | None = None
+    """Since when the analysis has fallen behind its set rate although frames arrive fast enough
+    (:attr:`degraded`)."""
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     captures: list[Capture] = field(default_factory=list)
     opened_at: float = field(default_factory=time.time)
@@ -206,6 +221,44 @@ class StreamSession:
     """When the peer connection failed or closed."""
     thumbnail: bytes | None = None
     """The last analysed frame as a small JPEG (CLIP_SIZE), for the arbiters' dashboard; overwritten each time."""
+
+    def __post_init__(self) -> None:
+        self.analyser = FrameAnalyser(self.monitor, self.detector, self.people, self.face_interval_s)
+
+    def active(self) -> list[Finding]:
+        """The findings that hold now."""
+        return self.monitor.active()
+
+    @property
+    def faces(self) -> tuple[Box, ...]:
+        return self.analyser.last_faces
+
+    def rate_achieved(self, now: float, window_s: float = DEGRADED_WINDOW_S) -> float | None:
+        """Analysed frames a second over the last ``window_s`` (None before the stream has run that long)."""
+        if now - self.opened_at < window_s:
+            return None
+        return sum(1 for at in self.analysed_at if at >= now - window_s) / window_s
+
+    def rate_received(self, now: float, window_s: float = DEGRADED_WINDOW_S) -> float:
+        return sum(1 for at in self.received_at if at >= now - window_s) / window_s
+
+    @property
+    def degraded(self) -> bool:
+        """The analysis cannot keep its set rate (the machine is overloaded): arbiters are told, since the checks'
+        findings may then come late (``analysis-degraded`` on the camera's status)."""
+        return self.degraded_since is not None
+
+    def _watch_rate(self, now: float) -> None:
+        achieved = self.rate_achieved(now)
+        if achieved is None or self.closed_at is not None:
+            return
+        sent = self.rate_received(now)
+        behind = achieved < DEGRADED_SHARE * self.rate and sent >= self.rate
+        if behind and self.degraded_since is None:
+            self.degraded_since = now
+            log.warning("analysis degraded: %.1f of %.1f frames a second", achieved, self.rate)
+        elif not behind and achieved >= RECOVERED_SHARE * self.rate:
+            self.degraded_since = None
 
     async def consume(self, track: MediaStreamTrack) -> None:
         """Drain the track; analyse at most ``rate`` frames a second."""
@@ -219,13 +272,17 @@ class StreamSession:
                 continue
             self.frames_received += 1
             now = time.time()
+            self.received_at.append(now)
             if self.timeline.is_down:
                 self.timeline = self.timeline.up(int(now * 1000))
             if self.busy or now < self.next_due:
                 self.frames_dropped += 1
                 continue
             self.busy = True
-            self.next_due = now + 1 / self.rate
+            # Keep the cadence: the next frame is due one period after this one was due, not after it was taken
+            # (frames arrive at their own times), unless the stream fell a whole period behind.
+            self.next_due = max(self.next_due + 1 / self.rate, now + 0.5 / self.rate)
+            self.analysed_at.append(now)
             image: Frame = frame.to_ndarray(format="bgr24").astype(np.uint8, copy=False)
             task = loop.create_task(self._analyse(image, now))
             self.tasks.add(task)
@@ -235,17 +292,11 @@ class StreamSession:
         try:
             loop = asyncio.get_running_loop()
             capturing = [c for c in self.captures if c.start <= at <= c.until]
-            # Faces are looked for about once a second (every analysed frame during a capture, whose stills need
-            # them); the frames between reuse the last ones.
-            recent = at - self.faces_at < self.face_interval_s and not capturing
-            observation, small = await loop.run_in_executor(
-                self.executor, observe, image, at, self.last_small, self.detector, self.faces if recent else None
-            )
-            if not recent:
-                self.faces, self.faces_at = observation.faces, at
-            self.last_small = small
+            # The models run about once a second (every analysed frame during a capture, whose stills need the
+            # faces); the frames between reuse what they found.
+            observation = await loop.run_in_executor(self.executor, self.analyser.observe, image, at, bool(capturing))
             self.frames_analysed += 1
-            findings = self.monitor.feed(observation)
+            findings = self.analyser.judge(observation)
             self.thumbnail = small_frame = await loop.run_in_executor(self.executor, small_jpeg, image)
             if self.on_clip is not None or capturing:
                 if self.on_clip is not None:
@@ -308,6 +359,7 @@ class StreamSession:
         return CaptureResult(frames, clip)
 
     def tick(self, now: float) -> None:
+        self._watch_rate(now)
         findings = self.monitor.tick(now)
         lost = self.monitor.conditions[Check.LOST].active
         if lost is not None and not self.timeline.is_down:
@@ -320,6 +372,28 @@ class StreamSession:
 def _jpeg(image: Frame, quality: int = 80) -> bytes:
     ok, encoded = cv2.imencode(".jpg", image, [int(cv2.IMWRITE_JPEG_QUALITY), quality])
     return bytes(encoded) if ok else b""
+
+
+@dataclass(frozen=True, slots=True)
+class EndedStream:
+    """What is kept of a stream that ended: when it was open, its frame counts and what it had found."""
+
+    opened_at: float
+    closed_at: float | None
+    frames_received: int
+    frames_analysed: int
+    frames_dropped: int
+    findings: tuple[Finding, ...]
+
+    @classmethod
+    def of(cls, session: StreamSession) -> EndedStream:
+        return cls(session.opened_at, session.closed_at, session.frames_received, session.frames_analysed,
+                   session.frames_dropped, tuple(session.monitor.active()))  # fmt: skip
+
+    degraded = False
+
+    def active(self) -> list[Finding]:
+        return list(self.findings)
 
 
 @dataclass
@@ -350,10 +424,15 @@ class Ingest:
     """Every player's peer connection and stream session in this process."""
 
     def __init__(self, settings: IngestSettings, detector: FaceDetector | None, executor: Executor,
-                 on_finding: FindingHandler, on_clip: ClipHandler | None = None) -> None:  # fmt: skip
+                 on_finding: FindingHandler, on_clip: ClipHandler | None = None,
+                 people: PersonSegmenter | None = None) -> None:  # fmt: skip
         self.settings = settings
         self.on_clip = on_clip
         self.detector = detector
+        self.people = people
+        self.ended: dict[str, EndedStream] = {}
+        """Each player's last stream that ended, once its camera-lost was raised (or it was replaced): removed from
+        :attr:`sessions`, so that the watchdog ticks only the streams that can still raise something."""
         self.executor = executor
         self.on_finding = on_finding
         self.connections: dict[str, RTCPeerConnection] = {}
@@ -369,9 +448,28 @@ class Ingest:
     async def _watch(self) -> None:
         while True:
             await asyncio.sleep(0.5)
-            now = time.time()
-            for session in list(self.sessions.values()):
-                session.tick(now)
+            self.sweep(time.time())
+
+    def sweep(self, now: float) -> None:
+        """Tick every stream (lost cameras, the analysis rate); retire those that ended and have said so."""
+        for player_ref, session in list(self.sessions.items()):
+            session.tick(now)
+            if session.closed_at is not None and (
+                session.monitor.conditions[Check.LOST].active is not None or not session.frames_received
+            ):
+                self._retire(player_ref, session)
+
+    def _retire(self, player_ref: str, session: StreamSession) -> None:
+        """The stream ended and what it had to say is said: keep its summary, drop the rest."""
+        if self.sessions.get(player_ref) is session:
+            del self.sessions[player_ref]
+        self.ended[player_ref] = EndedStream.of(session)
+        for task in list(session.tasks):
+            task.cancel()
+
+    def last(self, player_ref: str) -> StreamSession | EndedStream | None:
+        """The player's stream, live or not, or the summary of the last one that ended."""
+        return self.sessions.get(player_ref) or self.ended.get(player_ref)
 
     async def answer(
         self, player_ref: str, sdp: str, kind: str, policy: StreamPolicy | None = None
@@ -384,9 +482,9 @@ class Ingest:
         monitor = Monitor(policy.thresholds, enabled=policy.enabled)
         session = StreamSession(player_ref, monitor, self.detector, self.executor,
                                 self.on_finding, self.settings.rate, self.on_clip, clip,
-                                RingBuffer(clip.before_s + clip.after_s + 1))  # fmt: skip
+                                RingBuffer(clip.before_s + clip.after_s + 1),
+                                face_interval_s=self.settings.face_interval_s, people=self.people)  # fmt: skip
         session.monitor.leave_granted_until = self.leave_until.get(player_ref, 0.0)
-        session.face_interval_s = self.settings.face_interval_s
 
         @pc.on("track")
         def on_track(track: MediaStreamTrack) -> None:
@@ -406,8 +504,15 @@ class Ingest:
             await pc.close()
             raise ValueError(f"the offer cannot be used: {error}") from None
         previous = self.connections.get(player_ref)
+        replaced = self.sessions.get(player_ref)
         self.connections[player_ref] = pc
         self.sessions[player_ref] = session
+        if replaced is not None:
+            if replaced.closed_at is None:
+                replaced.closed_at = time.time()
+            self.ended[player_ref] = EndedStream.of(replaced)
+            for task in list(replaced.tasks):
+                task.cancel()
         if previous is not None:
             await previous.close()
         description = pc.localDescription

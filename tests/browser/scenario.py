@@ -74,8 +74,9 @@ def write_y4m(path: Path, script: list[tuple[float, int]]) -> None:
         for index in range(frames):
             second = index / FPS
             people = next(n for until, n in script if second < until)
-            if people >= 0:
-                picture = cv2.cvtColor(scene(people, rng), cv2.COLOR_BGR2YUV_I420).tobytes()
+            if people >= 0:  # a player who sways a little, and the camera's exposure following the room's light
+                sway, gain = round(8 * np.sin(second * 1.7)), 1 + 0.06 * np.sin(second / 2)
+                picture = cv2.cvtColor(scene(people, rng, sway, gain), cv2.COLOR_BGR2YUV_I420).tobytes()
             out.write(b"FRAME\n" + picture)
 
 

@@ -25,13 +25,16 @@ def background(rng: np.random.Generator) -> Frame:
     return frame.clip(0, 255).astype(np.uint8)
 
 
-def scene(people: int, rng: np.random.Generator) -> Frame:
-    """0, 1 or 2 people in front of the background."""
+def scene(people: int, rng: np.random.Generator, sway: int = 0, gain: float = 1.0) -> Frame:
+    """0, 1 or 2 people in front of the background; ``sway``: the people moved that many pixels to the right (a
+    real person is never still: a clip sways them), ``gain``: the camera's exposure, on the whole picture."""
     frame = background(rng)
     if people == 1:
-        frame[60:420, 140:500] = _face(360)
+        frame[60:420, 140 + sway : 500 + sway] = _face(360)
     elif people >= 2:
         face = _face(300)
-        frame[90:390, 10:310] = face
-        frame[90:390, 330:630] = face
+        frame[90:390, 10 + sway // 2 : 310 + sway // 2] = face
+        frame[90:390, 330 + sway // 2 : 630 + sway // 2] = face
+    if gain != 1.0:
+        frame = (frame.astype(np.float32) * gain).clip(0, 255).astype(np.uint8)
     return frame

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -25,9 +27,12 @@ from video.detectors import HaarFaces
 FACE = Box(200, 100, 120, 120)
 
 
-def seen(at: float, faces: int = 1, brightness: float = 120, contrast: float = 40, change: float = 2.0) -> Observation:
+def seen(
+    at: float, faces: int = 1, brightness: float = 120, contrast: float = 40, change: float = 2.0, **extra: Any
+) -> Observation:
     boxes = tuple(Box(100 + 200 * i, 100, 120, 120) for i in range(faces))
-    return Observation(at, brightness, contrast, change, boxes, 640, 480)
+    extra.setdefault("moving", min(1.0, change / 20))
+    return Observation(at, brightness, contrast, change, boxes, 640, 480, **extra)
 
 
 def run(monitor: Monitor, observations: list[Observation]) -> list[tuple[Check, float, float | None]]:
@@ -79,8 +84,16 @@ def test_covered_dark_and_frozen_cameras() -> None:
         Monitor(Thresholds(covered_s=2)), [seen(t * 0.5, faces=0, brightness=5, contrast=1) for t in range(8)]
     )
     assert covered == [(Check.COVERED, 0.0, None)]
-    frozen = run(Monitor(Thresholds(frozen_s=3)), [seen(t * 0.5, change=0.0) for t in range(10)])
-    assert frozen == [(Check.FROZEN, 0.0, None)]
+    frozen = run(Monitor(Thresholds(frozen_s=3)), [seen(t * 0.5, change=0.3, moving=0.0) for t in range(10)])
+    assert frozen == [(Check.FROZEN, 0.0, None)]  # the encoder's refinements (change 0.3) move nothing
+    # Under load the analysis rate falls: the window is in seconds, so the same picture is found the same way.
+    slow = run(Monitor(Thresholds(frozen_s=3)), [seen(t * 0.8, change=0.3, moving=0.0) for t in range(8)])
+    assert slow == [(Check.FROZEN, 0.0, None)]
+    # A still room with nobody in view looks the same through the encoder's denoiser: left-area speaks instead.
+    empty = run(Monitor(Thresholds(frozen_s=3, absence_s=3)), [seen(t * 0.5, faces=0, moving=0.0) for t in range(10)])
+    assert empty == [(Check.LEFT_AREA, 0.0, None)]
+    # A player sitting still still moves somewhere in the picture.
+    assert run(Monitor(Thresholds(frozen_s=3)), [seen(t * 0.5, change=0.4, moving=0.01) for t in range(20)]) == []
 
 
 def test_a_lost_camera_is_found_by_the_clock() -> None:
@@ -110,7 +123,7 @@ def _person_over(
     placed[60:420, max(0, 140 + shift) : 500 + shift] = PORTRAIT[:, max(0, -140 - shift) :]
     frame[person] = placed[person]
     if room_noise:
-        frame += rng.normal(0, room_noise, frame.shape) + 4 * np.sin(at / 7)  # noise, and exposure drifting slowly
+        frame += rng.normal(0, room_noise, frame.shape) + 8 * np.sin(at / 5)  # noise, and the exposure drifting
     else:
         frame[person] += rng.normal(0, 3, (int(person.sum()), 3))
     return frame.clip(0, 255).astype(np.uint8), (face,)
@@ -130,9 +143,9 @@ def _background_findings(room_noise: float, seconds: float = 40.0) -> list[tuple
 
 
 def test_a_still_replacement_background_behind_a_moving_player_is_flagged() -> None:
-    # Nearly a full 20 s window first (18 s), then the signal held for 10 s before it is raised, as a reason for
-    # the arbiter to ask for the pan check.
-    assert _background_findings(room_noise=0.0) == [(Check.VIRTUAL_BACKGROUND, 18.0, 28.0)]
+    # Nearly a full 10 s window first (9 s), then the signal held for 3 s before it is raised, as a reason for the
+    # arbiter to ask for the pan check.
+    assert _background_findings(room_noise=0.0) == [(Check.VIRTUAL_BACKGROUND, 9.0, 12.0)]
     assert Check.VIRTUAL_BACKGROUND.article == "36.4"
 
 
@@ -201,7 +214,7 @@ def test_a_sections_check_names_map_to_the_checks_they_enable() -> None:
     assert checks_for_policy(["absence"]) == {Check.LEFT_AREA}
     assert checks_for_policy(["extra-person"]) == {Check.EXTRA_PERSON}
     assert checks_for_policy(["camera"]) == {Check.COVERED, Check.FROZEN, Check.LOST}
-    assert checks_for_policy(["virtual-background"]) == {Check.VIRTUAL_BACKGROUND}
+    assert checks_for_policy(["virtual-background"]) == {Check.VIRTUAL_BACKGROUND, Check.BLURRED_BACKGROUND}
     assert checks_for_policy(["earphones", "devices"]) == set()  # the ear check is prompted; devices: none yet
     assert checks_for_policy(POLICY_CHECKS) == set(Check) and checks_for_policy([]) == set()
     with pytest.raises(ValueError, match="unknown check 'nose'"):
@@ -221,11 +234,10 @@ def test_a_disabled_check_raises_nothing_but_still_counts() -> None:
     no_presence = Monitor(Thresholds(absence_s=3), enabled=frozenset(Check) - {Check.LEFT_AREA})
     assert run(no_presence, empty_room) == [] and no_presence.active() == []
     assert no_presence.conditions[Check.LEFT_AREA].active is not None  # followed, only not given out
-    # With "camera" off, a frozen picture raises nothing, but still keeps the faces from counting: no left-area.
+    # With "camera" off, a frozen picture of the player raises nothing (and the player in it is not absent).
     presence_only = Monitor(Thresholds(absence_s=3, frozen_s=2), enabled=frozenset({Check.LEFT_AREA}))
-    frozen_and_empty = [seen(t * 0.5, faces=0, change=0.0) for t in range(20)]
-    assert run(presence_only, frozen_and_empty[:4]) == []
-    assert run(presence_only, frozen_and_empty[4:]) == []  # frozen before absence_s: the absence never counts
+    frozen_player = [seen(t * 0.5, change=0.2, moving=0.0) for t in range(20)]
+    assert run(presence_only, frozen_player) == []
     assert presence_only.conditions[Check.FROZEN].active is not None
     presence_only.feed(seen(10.0))
     assert presence_only.tick(20.0) == []  # the lost camera too

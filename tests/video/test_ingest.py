@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 
 from video.checks import Box, Check, Finding, Monitor, Observation
-from video.ingest import CapturedFrame, StreamSession, ear_crop
+from video.ingest import CapturedFrame, Ingest, IngestSettings, StreamSession, ear_crop
 
 
 def _session(enabled: frozenset[Check]) -> tuple[StreamSession, list[Finding]]:
@@ -50,3 +50,39 @@ def test_the_ear_crop_is_beside_the_face_on_the_side_away_from_the_nose() -> Non
         other is not None and other.shape[:2] == (96, 60) and other[:, :-15].mean() < 50
     )  # x 250-310: the dark left half
     assert ear_crop(CapturedFrame(0.0, b"", still, (Box(280, 100, 60, 80),))) is None  # no landmarks, no crop
+
+
+def test_an_ended_stream_leaves_the_sessions_once_its_camera_lost_is_raised() -> None:
+    ingest = Ingest(IngestSettings(), None, ThreadPoolExecutor(1), lambda _p, _f, _s: None)
+    session, reported = _session(frozenset(Check))
+    ingest.sessions["p-1"] = session
+    session.frames_received, session.closed_at = 10, 101.0
+    for now in (102.0, 103.0):
+        ingest.sweep(now)
+        assert "p-1" in ingest.sessions  # not yet lost
+    ingest.sweep(105.5)
+    assert [f.check for f in reported] == [Check.LOST] and "p-1" not in ingest.sessions
+    ended = ingest.last("p-1")
+    assert ended is not None and ended.closed_at == 101.0 and [f.check for f in ended.active()] == [Check.LOST]
+
+
+def test_the_analysis_says_when_it_cannot_keep_its_rate() -> None:
+    session, _ = _session(frozenset(Check))
+    session.opened_at = 0.0
+    # The player sends 15 frames a second; the service analysed only one a second for 10 s (set rate: 2).
+    session.received_at.extend(i / 15 for i in range(150))
+    session.analysed_at.extend(float(i) for i in range(10))
+    session.tick(10.0)
+    assert session.degraded and session.rate_achieved(10.0) == 1.0
+    # Back at its rate: no longer degraded.
+    session.received_at.extend(10 + i / 15 for i in range(150))
+    session.analysed_at.extend(10 + i / 2 for i in range(20))
+    session.tick(20.0)
+    assert not session.degraded
+    # A player whose camera sends one frame a second is not the service falling behind.
+    slow, _ = _session(frozenset(Check))
+    slow.opened_at = 0.0
+    slow.received_at.extend(float(i) for i in range(10))
+    slow.analysed_at.extend(float(i) for i in range(10))
+    slow.tick(10.0)
+    assert not slow.degraded
