@@ -4,7 +4,7 @@ Chromium does not gather ICE candidates on loopback, so the service listens on a
 The service runs here on a fresh SQLite file; Debian's Chromium (driven by Playwright) opens the player's page with a
 fake camera that plays a .y4m this script composes; the script prints one JSON line with what the service recorded.
 
-    unshare -n python -m tests.browser.scenario left|extra WORKDIR
+    unshare -n python -m tests.browser.scenario left|extra|frozen|virtual|blurred WORKDIR
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from proctor.settings import Settings
 from proctor.signatures import signed_headers
 from tests.browser.chromium import launch
 from tests.proctor.conftest import iso, register_platform
-from tests.video.frames import scene
+from tests.video.frames import composed, room_photo, scene
 from video.checks import Thresholds
 
 ADDRESS, PORT = "10.99.0.1", 8765
@@ -44,9 +44,16 @@ SCRIPTS = {
     "extra": [(6.0, 1), (20.0, 2)],
     # -1: the last picture repeats exactly (a frozen camera, or a still image fed as one).
     "frozen": [(6.0, 1), (20.0, -1)],
+    # The player in front of a real room photo, replaced or blurred by an app from the stream's start.
+    "virtual": [(20.0, 1)],
+    "blurred": [(20.0, 1)],
 }
-CHANGE_AT = {"left": 8.0, "extra": 6.0, "frozen": 6.0}
-KIND = {"left": "left-area", "extra": "extra-person", "frozen": "camera-frozen"}
+CHANGE_AT = {"left": 8.0, "extra": 6.0, "frozen": 6.0, "virtual": 0.0, "blurred": 0.0}
+KIND = {"left": "left-area", "extra": "extra-person", "frozen": "camera-frozen", "virtual": "virtual-background",
+        "blurred": "background-blurred"}  # fmt: skip
+WAIT_S = {"virtual": 30.0, "blurred": 30.0}
+"""How long after the change each case waits for its incident (20 s unless said): the background checks need a
+window of frames (and these start with the stream, through the encoder's warm-up)."""
 THRESHOLDS = Thresholds(absence_s=3.0, extra_person_s=2.0, frozen_s=3.0, clear_s=2.0)
 ARBITER_TOKEN = "browser-test-arbiter"
 AUTH = {"Authorization": f"Bearer {ARBITER_TOKEN}"}
@@ -64,9 +71,10 @@ def private_network() -> None:
         subprocess.run(command.split(), check=True)
 
 
-def write_y4m(path: Path, script: list[tuple[float, int]]) -> None:
+def write_y4m(path: Path, script: list[tuple[float, int]], case: str = "") -> None:
     """I420 frames with a YUV4MPEG2 header, as Chromium's ``--use-file-for-fake-video-capture`` reads them."""
     rng = np.random.default_rng(11)
+    room = room_photo()
     with path.open("wb") as out:
         out.write(f"YUV4MPEG2 W640 H480 F{FPS}:1 Ip A1:1 C420jpeg\n".encode())
         frames = int(script[-1][0] * FPS)
@@ -74,8 +82,11 @@ def write_y4m(path: Path, script: list[tuple[float, int]]) -> None:
         for index in range(frames):
             second = index / FPS
             people = next(n for until, n in script if second < until)
-            if people >= 0:  # a player who sways a little, and the camera's exposure following the room's light
-                sway, gain = round(8 * np.sin(second * 1.7)), 1 + 0.06 * np.sin(second / 2)
+            sway, gain = round(8 * np.sin(second * 1.7)), 1 + 0.06 * np.sin(second / 2)
+            if case in ("virtual", "blurred"):
+                frame = composed(room, rng, sway, gain, replaced=case == "virtual", blur=12.0 * (case == "blurred"))
+                picture = cv2.cvtColor(frame, cv2.COLOR_BGR2YUV_I420).tobytes()
+            elif people >= 0:  # a player who sways a little, and the camera's exposure following the room's light
                 picture = cv2.cvtColor(scene(people, rng, sway, gain), cv2.COLOR_BGR2YUV_I420).tobytes()
             out.write(b"FRAME\n" + picture)
 
@@ -127,7 +138,7 @@ async def play(http: ClientSession, base: str, link: str, clip: Path, case: str)
         finally:
             result["status"] = await page.text_content("#status")
         result["connected_after_s"] = time.time() - camera_started
-        while time.time() - camera_started < CHANGE_AT[case] + 20:
+        while time.time() - camera_started < CHANGE_AT[case] + WAIT_S.get(case, 20.0):
             await asyncio.sleep(0.25)
             async with http.get(f"{base}/api/v1/incidents?kind={KIND[case]}", headers=AUTH) as response:
                 found = await response.json()
@@ -141,7 +152,7 @@ async def play(http: ClientSession, base: str, link: str, clip: Path, case: str)
 
 async def run(case: str, workdir: Path) -> dict[str, Any]:
     clip = workdir / "camera.y4m"
-    write_y4m(clip, SCRIPTS[case])
+    write_y4m(clip, SCRIPTS[case], case)
     database = f"sqlite:///{workdir / 'proctor.db'}"
     secret = prepare_database(database)
     settings = Settings(database_url=database, host=ADDRESS, port=PORT, media_dir=str(workdir / "media"))

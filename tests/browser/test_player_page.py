@@ -66,3 +66,25 @@ def test_the_camera_freezes(tmp_path: Path) -> None:
     assert result["snapshot_sha256"] == incident["evidence"]["sha256"]
     assert THRESHOLDS.frozen_s <= result["detected_after_change_s"] <= THRESHOLDS.frozen_s + LATENCY_BOUND_S
     assert [kind for kind, _ in result["all_incidents"]] == ["camera-frozen"]
+
+
+def test_a_virtual_background_from_the_streams_start(tmp_path: Path) -> None:
+    """The player over a still room picture (an app's replacement with a soft, wandering edge; the player follows
+    the camera's exposure, the picture does not), from the first frame: through the encoder's warm-up."""
+    result = run_case("virtual", tmp_path)
+    incident = result["incident"]
+    assert incident is not None, result
+    assert (incident["kind"], incident["article"]) == ("virtual-background", "36.4")
+    assert "ask for the pan check" in incident["evidence"]["detail"]
+    assert result["detected_after_change_s"] <= 20.0  # from the stream's start (issue 11's target)
+    assert [kind for kind, _ in result["all_incidents"]] == ["virtual-background"]
+
+
+def test_a_blurred_background(tmp_path: Path) -> None:
+    """The player sharp over the camera's own room blurred by 12 px (an app's background blur)."""
+    result = run_case("blurred", tmp_path)
+    incident = result["incident"]
+    assert incident is not None, result
+    assert (incident["kind"], incident["article"]) == ("background-blurred", "36.4")
+    assert result["detected_after_change_s"] <= 15.0
+    assert [kind for kind, _ in result["all_incidents"]] == ["background-blurred"]

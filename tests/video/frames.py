@@ -1,8 +1,10 @@
 """Synthetic camera pictures for the video tests: a real face (scikit-image's astronaut, NASA, public domain, from
-the scikit-image wheel) over a textured background, with sensor-like noise."""
+the scikit-image wheel) over a textured background, with sensor-like noise; and the same player composed as a
+background-replacing or background-blurring app would show her (:func:`composed`)."""
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import skimage.data
 from numpy.typing import NDArray
@@ -38,3 +40,42 @@ def scene(people: int, rng: np.random.Generator, sway: int = 0, gain: float = 1.
     if gain != 1.0:
         frame = (frame.astype(np.float32) * gain).clip(0, 255).astype(np.uint8)
     return frame
+
+
+def _astronaut_alpha(size: int) -> NDArray[np.float32]:
+    """Where the astronaut is in her portrait, roughly (head and shoulders; the flag and the shuttle behind her
+    left out), as the soft alpha a background-replacement app would make."""
+    alpha = np.zeros((360, 360), np.uint8)
+    cv2.ellipse(alpha, (160, 85), (58, 80), 0, 0, 360, 255, -1)
+    cv2.fillPoly(alpha, [np.array([(95, 128), (225, 128), (262, 200), (268, 360), (12, 360), (22, 200)])], 255)
+    scaled = np.asarray(cv2.resize(alpha, (size, size)), dtype=np.float32) / np.float32(255)
+    return scaled
+
+
+def room_photo() -> Frame:
+    """A real room-like photo with texture (scikit-image's coffee, CC0), 640x480."""
+    coffee = skimage.data.coffee()[..., ::-1]  # type: ignore[no-untyped-call]
+    room: Frame = cv2.resize(coffee, (640, 480), interpolation=cv2.INTER_AREA)
+    return room
+
+
+def composed(
+    room: Frame, rng: np.random.Generator, sway: int, gain: float, replaced: bool, blur: float = 0.0, edge: float = 4.0
+) -> Frame:
+    """The astronaut in front of ``room``, as a camera and an app would make it.  A real background: the camera's
+    exposure (``gain``) and noise on the whole picture; ``blur``: an app blurs the camera's background by that many
+    pixels; ``replaced``: an app puts the player (with the camera's exposure and noise) over the still, clean room
+    picture.  The app's mask has a soft edge of ``edge`` pixels that wanders from frame to frame."""
+    alpha = np.zeros((480, 640), np.float32)
+    person = np.zeros((480, 640, 3), np.float32)
+    left = 140 + sway
+    alpha[120:480, left : left + 360] = _astronaut_alpha(360)
+    person[120:480, left : left + 360] = _face(360)
+    noise = rng.normal(0, 2.5, (480, 640, 3)).astype(np.float32)
+    camera = (room.astype(np.float32) * (1 - alpha[..., None]) + person * alpha[..., None]) * gain + noise
+    if not replaced and not blur:
+        return camera.clip(0, 255).astype(np.uint8)
+    soft = cv2.GaussianBlur(alpha, (0, 0), max(0.5, edge + rng.uniform(-1.5, 1.5)))[..., None]
+    behind = room.astype(np.float32) if replaced else cv2.GaussianBlur(camera, (0, 0), blur)
+    picture = behind * (1 - soft) + camera * soft
+    return picture.clip(0, 255).astype(np.uint8)
