@@ -28,7 +28,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,6 +39,9 @@ from sqlalchemy import Connection, insert, select, update
 from sqlmodel import col
 
 from engine.penalties import Role
+from proctor.ear_checks import ARTICLE as EAR_ARTICLE
+from proctor.ear_checks import SECONDS as EAR_CHECK_SECONDS
+from proctor.ear_checks import DueCheck, EarCheckPolicy, EarCheckScheduler
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, UnauthorizedError
 from proctor.events import CHECKS, PolicySpec
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
@@ -48,6 +51,7 @@ from proctor.writer import Writer
 from video.checks import Finding, PanVerdict, Thresholds, checks_for_policy, judge_pan
 from video.detectors import available_detector
 from video.ingest import (
+    CapturedFrame,
     CaptureResult,
     Ingest,
     IngestSettings,
@@ -57,11 +61,15 @@ from video.ingest import (
     face_turn,
     turned_furthest,
 )
+from video.segmentation import available_segmenter
 
 log = logging.getLogger("proctor.camera")
 
 DETECTOR = Identity("detector:camera", Role.ARBITER)
 """How the detector signs its notes on incidents (it has no authority to penalise)."""
+SERVICE = Identity("service", Role.ARBITER)
+"""Who prompts the scheduled ear checks (36.2; proctor/ear_checks.py): the service itself, never an arbiter.  Its
+actions are recorded with ``by_service`` (actor, role and incident source ``service``), not by this name."""
 
 
 def issue_stream_token(connection: Connection, player_ref: str, now: int) -> str:
@@ -127,6 +135,8 @@ class CameraPolicy:
     section: SectionPlace | None
     stream: StreamPolicy
     retention_days: float
+    ear_checks: EarCheckPolicy = field(default_factory=EarCheckPolicy)
+    """The ear checks the service prompts itself (``ear_check_at_start``, ``ear_checks_per_hour``; 36.2)."""
 
     @classmethod
     def of(cls, section: SectionPlace | None, policy: Mapping[str, Any], base: Thresholds,
@@ -137,7 +147,7 @@ class CameraPolicy:
         thresholds = Thresholds.from_policy(dict(policy.get("thresholds") or {}), base)
         enabled = checks_for_policy(policy.get("checks", CHECKS))
         retention = float(policy.get("evidence_retention_days", PolicySpec().evidence_retention_days))
-        return cls(section, StreamPolicy(thresholds, enabled), retention)
+        return cls(section, StreamPolicy(thresholds, enabled), retention, EarCheckPolicy.of(policy))
 
     @property
     def media_folder(self) -> str:
@@ -154,6 +164,7 @@ class CameraPolicy:
             "thresholds": asdict(self.stream.thresholds),
             "evidence_retention_days": self.retention_days,
             "media_folder": self.media_folder,
+            "ear_checks": self.ear_checks.describe(),
         }  # fmt: skip
 
 
@@ -225,6 +236,43 @@ class Prompt(enum.Enum):
         return self is Prompt.EAR_CHECK
 
 
+def ear_view_problem(frames: Sequence[CapturedFrame], seconds: int) -> str | None:
+    """Why an ear check's recording (36.2) cannot show both ears, None when it can: no picture, no face, or the head
+    not turned to both sides (the stills' turns, from the landmarks, must point opposite ways: a face that only looks
+    ahead, or to one side, shows one ear or none; where the detector gives no landmarks, the face must have moved
+    a quarter of its width)."""
+    if not frames:
+        return f"no picture arrived in the {seconds} s window"
+    pair = turned_furthest(frames)
+    if pair is None:
+        return "no face was found in the window"
+    left, right = pair
+    if left.still is None or right.still is None:
+        return "no still was kept"
+    turns = face_turn(left), face_turn(right)
+    if turns[0] is not None and turns[1] is not None:
+        return None if turns[0] < 0 < turns[1] else "the head was not turned to both sides"
+    centres = face_centre(left), face_centre(right)
+    width = max(box.width for box in left.faces + right.faces)
+    if centres[0] is None or centres[1] is None or centres[1] - centres[0] < width / 4:
+        return "the head did not move to both sides"
+    return None
+
+
+def ear_check_text(problem: str | None, crops: int, scheduled: DueCheck | None) -> str:
+    """What the arbiter reads of an ear check's recording (36.2): the summary of a scheduled check's incident, or the
+    note on the arbiter's incident."""
+    head = f"Ear check ({EAR_ARTICLE})" + ("" if scheduled is None else f", {scheduled.occasion.title}")
+    if problem is not None:
+        return f"{head}: no usable ear view: ask again ({problem})"
+    shown = (
+        "stills of the head turned furthest left and right, and an ear crop from each"
+        if crops >= 2
+        else "stills of the head turned furthest left and right (no ear crops: the face detector gave no landmarks)"
+    )
+    return f"{head}: judge both ears from the {shown}; confirm if earphones are seen ({EAR_ARTICLE}), else dismiss"
+
+
 PROMPT_SECONDS = (5, 60)
 """A prompt's window: at least and at most this many seconds (15 by default)."""
 LEAVE_MINUTES = (1, 60)
@@ -254,21 +302,28 @@ class Camera:
     captures: set[asyncio.Task[None]] = field(default_factory=set)
     policies: dict[str, CameraPolicy] = field(default_factory=dict)
     """The policy each player's latest stream follows, from when its offer was accepted."""
+    ear_checks: EarCheckScheduler | None = None
+    """The ear checks the sections' policies ask the service to prompt (36.2), while their games are in play."""
+    ear_check_task: asyncio.Task[None] | None = None
 
     def start(self, thresholds: Thresholds | None = None) -> None:
-        detector, self.checks_note = available_detector(Path(self.settings.models_dir))
+        detector, faces_note = available_detector(Path(self.settings.models_dir))
+        people, people_note = available_segmenter(Path(self.settings.models_dir))
+        self.checks_note = f"{faces_note}; {people_note}"
         log.info("video checks: %s", self.checks_note)
         config = IngestSettings(
             ice_servers=[RTCIceServer(**s) for s in ice_servers(self.settings, "service", time.time())],
             rate=self.settings.analysis_rate,
             thresholds=thresholds or Thresholds(),
         )
-        self.ingest = Ingest(config, detector, self.executor, self.on_finding, self.on_clip)
+        self.ingest = Ingest(config, detector, self.executor, self.on_finding, self.on_clip, people)
         self.ingest.start()
         with self.writer.engine.connect() as connection:
             for player_ref, until_ms in leave_granted(connection, now_ms()).items():
                 self.ingest.grant_leave(player_ref, until_ms / 1000)
         self.sweeper = asyncio.get_running_loop().create_task(self._sweep_media_forever())
+        self.ear_checks = EarCheckScheduler(self)
+        self.ear_check_task = asyncio.get_running_loop().create_task(self.ear_checks.run())
 
     def policy_for(self, player_ref: str) -> CameraPolicy:
         """The policy the player's camera follows now: their section's over the service's thresholds (the ingest's
@@ -293,6 +348,10 @@ class Camera:
         return answer
 
     async def close(self) -> None:
+        if self.ear_check_task is not None:
+            self.ear_check_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.ear_check_task
         for task in list(self.captures):
             task.cancel()
         if self.captures:
@@ -435,24 +494,73 @@ class Camera:
         self.tell(player_ref, "message", {"id": row_id, "text": text, "at": at})
         return {"id": row_id, "player": player_ref, "incident": incident, "at": at}
 
+    def no_live_stream(self, player_ref: str) -> str | None:
+        """Why the player's camera cannot be prompted now (None when it can)."""
+        if self.ingest is not None and self.ingest.live(player_ref) is not None:
+            return None
+        with self.writer.engine.connect() as connection:
+            issued = connection.execute(
+                select(col(StreamToken.id)).where(col(StreamToken.player_ref) == player_ref).limit(1)
+            ).first()
+        return "no live camera stream" if issued is not None else "no live camera stream: no stream link was issued"
+
     async def prompt(
         self, who: Identity, player_ref: str, prompt: Prompt, seconds: int, incident: int | None
     ) -> dict[str, Any]:
         """Show the prompt on the player's page and record the stream for its window; the clip (and, for the ear
-        check, two stills) become evidence on the incident: the one given, or a new one of the prompt's kind."""
+        check, two stills and their ear crops) become evidence on the incident: the one given, or a new one of the
+        prompt's kind."""
         self.require_known(player_ref)
         if self.ingest is None or self.ingest.live(player_ref) is None:
             raise ConflictError(f"player {player_ref!r} has no live camera stream: ask them to open their link first")
         at = now_ms()
         detail = {"prompt": prompt.value, "article": prompt.article, "seconds": seconds}
         new_incident = None if incident is not None else NewIncident(
-            self.current_game(player_ref), prompt.value, f"{prompt.title}: the arbiter asked for it ({seconds} s)",
-            prompt.article,
+            self.current_game(player_ref), prompt.value,
+            f"{prompt.title} ({prompt.article}): the arbiter asked for it ({seconds} s)", prompt.article,
         )  # fmt: skip
         action = CameraControl(who, player_ref, "prompt", incident, detail, detail,
                                f"{prompt.title} ({prompt.article}) prompted: {seconds} s", new_incident)  # fmt: skip
         row_id, incident_id = await self._record_control(action, at)
         assert incident_id is not None  # the one named, or the one raised
+        if prompt is Prompt.EAR_CHECK and self.ear_checks is not None:
+            self.ear_checks.checked(player_ref, at)
+        until = self._show_and_record(who, player_ref, prompt, row_id, incident_id, seconds, None)
+        return {"id": row_id, "player": player_ref, "kind": prompt.value, "incident": incident_id,
+                "seconds": seconds, "until": until}  # fmt: skip
+
+    async def scheduled_ear_check(self, check: DueCheck, seconds: int = EAR_CHECK_SECONDS) -> dict[str, Any]:
+        """An ear check the service prompts itself, as the section's policy asks (36.2; proctor/ear_checks.py): shown
+        and recorded like an arbiter's, audited with the service as its actor.  No incident is raised now: the
+        recording becomes one ``ear-check`` incident when its window ends.  ConflictError without a live stream."""
+        if self.ingest is None or self.ingest.live(check.player_ref) is None:
+            raise ConflictError(f"player {check.player_ref!r} has no live camera stream")
+        at = now_ms()
+        detail = {"prompt": Prompt.EAR_CHECK.value, "article": EAR_ARTICLE, "seconds": seconds,
+                  "scheduled": check.occasion.value, "due": check.due_ms, "game": check.game_id}  # fmt: skip
+        action = CameraControl(SERVICE, check.player_ref, "prompt", None, detail, detail, "", by_service=True)
+        row_id, _ = await self._record_control(action, at)
+        until = self._show_and_record(SERVICE, check.player_ref, Prompt.EAR_CHECK, row_id, None, seconds, check)
+        return {"id": row_id, "player": check.player_ref, "kind": Prompt.EAR_CHECK.value, "game": check.game_id,
+                "scheduled": check.occasion.value, "seconds": seconds, "until": until}  # fmt: skip
+
+    async def skip_ear_check(self, check: DueCheck, reason: str, at: int) -> int:
+        """A scheduled ear check that could not be made (the player has no live stream, the game is not in play),
+        recorded with why: a ``camera_action`` of kind ``skip``, audited as ``camera.skip``."""
+        detail = {"prompt": Prompt.EAR_CHECK.value, "article": EAR_ARTICLE, "scheduled": check.occasion.value,
+                  "due": check.due_ms, "game": check.game_id, "reason": reason}  # fmt: skip
+        action = CameraControl(SERVICE, check.player_ref, "skip", None, detail, detail, "", by_service=True)
+        row_id, _ = await self._record_control(action, at)
+        log.info("scheduled ear check of %s skipped: %s", check.player_ref, reason)
+        return row_id
+
+    def _show_and_record(
+        self, who: Identity, player_ref: str, prompt: Prompt, row_id: int, incident: int | None, seconds: int,
+        scheduled: DueCheck | None,
+    ) -> int:  # fmt: skip
+        """Show the stored prompt on the player's page and record its window; when it ends, :meth:`_keep_capture`.
+        Until when it runs."""
+        assert self.ingest is not None
         until = now_ms() + seconds * 1000
         shown = {"id": row_id, "kind": prompt.value, "title": prompt.title, "article": prompt.article,
                  "instruction": prompt.instruction, "seconds": seconds, "until": until}  # fmt: skip
@@ -463,12 +571,11 @@ class Camera:
         self.prompting[player_ref] = shown
         self.tell(player_ref, "prompt", {**shown, "remaining_ms": seconds * 1000})
         task = asyncio.get_running_loop().create_task(
-            self._keep_capture(who, player_ref, prompt, row_id, incident_id, seconds, recording)
+            self._keep_capture(who, player_ref, prompt, row_id, incident, seconds, recording, scheduled)
         )
         self.captures.add(task)
         task.add_done_callback(self.captures.discard)
-        return {"id": row_id, "player": player_ref, "kind": prompt.value, "incident": incident_id,
-                "seconds": seconds, "until": until}  # fmt: skip
+        return until
 
     def _pan_verdict(self, player_ref: str, prompt: Prompt, result: CaptureResult) -> PanVerdict | None:
         """The pan check's verdict (36.4): did the background move with the camera?  (With the player's thresholds.)"""
@@ -500,10 +607,33 @@ class Camera:
                 stills[-1]["ear"] = {"media": ear_name, "sha256": ear_digest}
         return stills
 
+    def _judge_capture(
+        self, player_ref: str, prompt: Prompt, result: CaptureResult, stills: list[dict[str, Any]], seconds: int,
+        scheduled: DueCheck | None, detail: dict[str, Any], audited: dict[str, Any],
+    ) -> str:  # fmt: skip
+        """What the recording says, for the arbiter (the note on the incident, or a scheduled ear check's summary):
+        the pan check's verdict, or whether the ear check's stills show both ears; added to ``detail`` and
+        ``audited``."""
+        verdict = self._pan_verdict(player_ref, prompt, result)
+        if verdict is not None:
+            detail["pan"] = {"outcome": verdict.outcome.value, "face_travel": round(verdict.face_travel, 3),
+                             "background_change": round(verdict.background_change, 2)}  # fmt: skip
+            audited["pan"] = verdict.outcome.value
+        if prompt.keeps_stills:
+            problem = ear_view_problem(result.frames, seconds)
+            detail["stills"], detail["ear_view"] = stills, problem or "usable"
+            audited["ear_view"] = problem or "usable"
+            return ear_check_text(problem, sum("ear" in still for still in stills), scheduled)
+        if not result.frames:
+            return f"{prompt.title} ({prompt.article}): no picture arrived in the {seconds} s window, nothing recorded"
+        return f"{prompt.title} (36.4): {verdict.detail}" if verdict is not None else ""
+
     async def _keep_capture(
-        self, who: Identity, player_ref: str, prompt: Prompt, row_id: int, incident: int, seconds: int,
-        recording: Awaitable[CaptureResult] | None,
+        self, who: Identity, player_ref: str, prompt: Prompt, row_id: int, incident: int | None, seconds: int,
+        recording: Awaitable[CaptureResult] | None, scheduled: DueCheck | None = None,
     ) -> None:  # fmt: skip
+        """The prompt's window is over: keep its clip (and the ear check's stills and crops) and record them, as
+        evidence on the arbiter's incident, or, for a scheduled ear check, as one new ``ear-check`` incident."""
         try:
             result = await recording if recording is not None else CaptureResult((), b"")
         except Exception:
@@ -522,32 +652,35 @@ class Camera:
         detail: dict[str, Any] = {"prompt": row_id, "frames": len(result.frames)}
         if result.clip:
             detail["clip"] = {"media": evidence[0][0], "sha256": evidence[0][1]}
-        if prompt.keeps_stills:
-            detail["stills"] = stills
         audited = {"prompt": row_id, "frames": len(result.frames), "clip_sha256": detail.get("clip", {}).get("sha256"),
                    "stills_sha256": [still["sha256"] for still in stills]}  # fmt: skip
-        verdict = self._pan_verdict(player_ref, prompt, result)
-        if verdict is not None:
-            detail["pan"] = {"outcome": verdict.outcome.value, "face_travel": round(verdict.face_travel, 3),
-                             "background_change": round(verdict.background_change, 2)}  # fmt: skip
-            audited["pan"] = verdict.outcome.value
-        if not result.frames:
-            note = f"{prompt.title}: no picture arrived in the {seconds} s window, nothing was recorded"
-        elif verdict is not None:
-            note = f"{prompt.title} (36.4): {verdict.detail}"
-        elif prompt.keeps_stills and not stills:
-            note = f"{prompt.title}: recorded; no face was found in the window, so no stills were kept"
+        note = self._judge_capture(player_ref, prompt, result, stills, seconds, scheduled, detail, audited)
+        if scheduled is not None:  # one item for the arbiter: stills and ear crops first, then the clip
+            files = [item for item in evidence if not item[0].endswith(".webm")]
+            files += [item for item in evidence if item[0].endswith(".webm")]
+            raised = NewIncident(scheduled.game_id, Prompt.EAR_CHECK.value, note, EAR_ARTICLE, {
+                "media": [name for name, _, _ in files], "sha256": [digest for _, digest, _ in files],
+                "notes": [text for _, _, text in files], "scheduled": scheduled.occasion.value,
+                "due": scheduled.due_ms,
+            })  # fmt: skip
+
+            def raise_one(connection: Connection, batch: Batch) -> Any:
+                action = CameraControl(SERVICE, player_ref, "capture", None, detail, audited, "", raised, True)
+                return action.record(self.service, connection, batch, now_ms())
+
+            job = raise_one
         else:
-            note = ""
+            assert incident is not None
 
-        def keep(connection: Connection, batch: Batch) -> Any:
-            for name, digest, text in evidence:
-                self.service.add_evidence(connection, batch, incident, who, name, digest, text, now_ms())
-            action = CameraControl(who, player_ref, "capture", incident, detail, audited, note)
-            return action.record(self.service, connection, batch, now_ms())
+            def keep(connection: Connection, batch: Batch) -> Any:
+                for name, digest, text in evidence:
+                    self.service.add_evidence(connection, batch, incident, who, name, digest, text, now_ms())
+                action = CameraControl(who, player_ref, "capture", incident, detail, audited, note)
+                return action.record(self.service, connection, batch, now_ms())
 
+            job = keep
         try:
-            await self.writer.submit(keep)
+            await self.writer.submit(job)
         except Exception:
             log.exception("keeping a prompt's recording failed")
 
@@ -588,7 +721,7 @@ class Camera:
     def status(self, player_ref: str) -> dict[str, Any]:
         """The player's camera as the arbiters see it."""
         self.require_known(player_ref)
-        session = self.ingest.sessions.get(player_ref) if self.ingest is not None else None
+        session = self.ingest.last(player_ref) if self.ingest is not None else None
         live = self.ingest is not None and self.ingest.live(player_ref) is not None
         with self.writer.engine.connect() as connection:
             history = CameraHistory.read(connection, player_ref)
@@ -606,15 +739,28 @@ class Camera:
             },
             "findings": [
                 {"check": f.check.value, "article": f.check.article, "since": int(f.started * 1000), "detail": f.detail}
-                for f in (session.monitor.active() if session else [])
+                for f in (session.active() if session else [])
             ],
             "leave_granted_until": history.leave_until(now),
             "approval": history.approval(),
             "prompts": history.prompts(),
+            "skipped_checks": history.skipped(),
             "messages": history.messages(),
+            "analysis": self._analysis(player_ref, live),
             "checks": self.checks_note,
             "policy": policy.describe(),
         }
+
+    def _analysis(self, player_ref: str, live: bool) -> dict[str, Any]:
+        """The analysis rate of the player's live stream against its set rate; ``degraded`` when the service cannot
+        keep it (the findings may then come late: the arbiters see "analysis-degraded")."""
+        session = self.ingest.live(player_ref) if self.ingest is not None and live else None
+        target = self.settings.analysis_rate
+        if session is None:
+            return {"rate": None, "target": target, "degraded": False, "status": None}
+        achieved = session.rate_achieved(time.time())
+        return {"rate": None if achieved is None else round(achieved, 2), "target": target,
+                "degraded": session.degraded, "status": "analysis-degraded" if session.degraded else "ok"}  # fmt: skip
 
     def thumbnail(self, player_ref: str) -> bytes | None:
         """The last analysed frame of the player's live stream as a small JPEG; None without a live stream."""
@@ -675,6 +821,8 @@ class NewIncident:
     kind: str
     summary: str
     article: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """Its evidence (a scheduled ear check's stills and crops), with the action's audited references."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -691,6 +839,12 @@ class CameraControl:
     note: str
     """The note on the incident (none when empty)."""
     new_incident: NewIncident | None = None
+    by_service: bool = False
+    """The service's own action (a scheduled ear check, 36.2): actor, role and incident source ``service``."""
+
+    @property
+    def actor(self) -> str:
+        return "service" if self.by_service else self.who.label
 
     def record(self, service: Service, connection: Connection, batch: Batch, at: int) -> tuple[int, int | None]:
         """Checks first, then the staged incident and its note, and the row itself last: a refused action (an
@@ -708,19 +862,21 @@ class CameraControl:
                 service.act_on_incident(connection, batch, incident, self.who, "note", self.note, None, None, at)
         elif self.new_incident is not None:
             new = self.new_incident
+            source = "service" if self.by_service else f"arbiter:{self.who.name}"
             incident = service.raise_incident(
-                connection, batch, new.game_id, new.kind, new.summary, source=f"arbiter:{self.who.name}",
-                article=new.article, evidence={**self.audited, "reported_by": self.who.label},
-                player_ref=self.player_ref, at=at,
+                connection, batch, new.game_id, new.kind, new.summary, source=source, article=new.article,
+                evidence={**self.audited, **new.evidence, "reported_by": self.actor}, player_ref=self.player_ref,
+                at=at,
             )  # fmt: skip
         row_id = connection.execute(
             insert(CameraAction).values(
-                player_ref=self.player_ref, kind=self.kind, arbiter=self.who.name, role=self.who.role.value,
-                incident_id=incident, detail=self.detail, created_ms=at,
+                player_ref=self.player_ref, kind=self.kind, arbiter=self.who.name,
+                role="service" if self.by_service else self.who.role.value, incident_id=incident, detail=self.detail,
+                created_ms=at,
             ).returning(col(CameraAction.id))
         ).scalar_one()  # fmt: skip
         assert row_id is not None
-        service.audit(connection, batch, at, self.who.label, f"camera.{self.kind}", f"camera-action:{row_id}",
+        service.audit(connection, batch, at, self.actor, f"camera.{self.kind}", f"camera-action:{row_id}",
                       {"incident": incident, **self.audited})  # fmt: skip
         return row_id, incident
 
@@ -767,12 +923,21 @@ class CameraHistory:
             capture = captures.get(row.id)
             listed.append({
                 "id": row.id, "kind": row.detail["prompt"], "article": row.detail["article"],
-                "seconds": row.detail["seconds"], "by": row.arbiter, "at": row.created_ms, "incident": row.incident_id,
+                "seconds": row.detail["seconds"], "by": row.arbiter, "at": row.created_ms,
+                "incident": row.incident_id if row.incident_id is not None or capture is None else capture.incident_id,
+                "scheduled": row.detail.get("scheduled"),
                 "recorded": None if capture is None else {
-                    k: capture.detail[k] for k in ("frames", "clip", "stills", "pan") if k in capture.detail
+                    k: capture.detail[k] for k in ("frames", "clip", "stills", "pan", "ear_view") if k in capture.detail
                 },
             })  # fmt: skip
         return listed
+
+    def skipped(self) -> list[dict[str, Any]]:
+        """The last scheduled ear checks that could not be made (36.2), with why."""
+        return [{"id": row.id, "kind": row.detail["prompt"], "article": row.detail["article"],
+                 "scheduled": row.detail["scheduled"], "due": row.detail["due"], "game": row.detail["game"],
+                 "reason": row.detail["reason"], "at": row.created_ms}
+                for row in self._of("skip")[-RECENT:]]  # fmt: skip
 
 
 def leave_granted(connection: Connection, now: int) -> dict[str, int]:

@@ -33,6 +33,7 @@ from engine.penalties import DEFAULT_POLICY_LADDERS, Ladder, PenaltyPolicy
 from engine.rules import find_rule_set
 from engine.standings import RULES_ORDER, ResultKind, System, parse_tiebreaks
 from engine.trf import read_trf
+from proctor.ear_checks import MAX_PER_HOUR, SPACING_MS
 from proctor.errors import BadRequestError, ConflictError, NotFoundError
 from proctor.models import Arbiter, Game, Pairing, Player, Section, Tournament
 
@@ -57,13 +58,18 @@ class PolicySpec:
     confirm_time_verdicts: bool = False
     penalties: dict[str, str] = field(default_factory=lambda: {k: v.value for k, v in DEFAULT_POLICY_LADDERS.items()})
     evidence_retention_days: int = 365
+    ear_check_at_start: bool = False
+    """The service prompts an ear check (36.2) for each player at the start of each game."""
+    ear_checks_per_hour: int = 0
+    """And this many more an hour of play, at random times (proctor/ear_checks.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "camera_required": self.camera_required, "checks": self.checks, "thresholds": self.thresholds,
             "reconnect_window_s": self.reconnect_window_s, "lateness_tolerance_s": self.lateness_tolerance_s,
             "confirm_time_verdicts": self.confirm_time_verdicts, "penalties": self.penalties,
-            "evidence_retention_days": self.evidence_retention_days,
+            "evidence_retention_days": self.evidence_retention_days, "ear_check_at_start": self.ear_check_at_start,
+            "ear_checks_per_hour": self.ear_checks_per_hour,
         }  # fmt: skip
 
 
@@ -178,7 +184,8 @@ def _check(where: str, action: Any) -> Any:
 
 def _policy(table: object, where: str) -> PolicySpec:
     known = ("camera_required", "checks", "thresholds", "reconnect_window_s", "lateness_tolerance_s",
-             "confirm_time_verdicts", "penalties", "evidence_retention_days")  # fmt: skip
+             "confirm_time_verdicts", "penalties", "evidence_retention_days", "ear_check_at_start",
+             "ear_checks_per_hour")  # fmt: skip
     reader = _Reader(table, where, known)
     policy = PolicySpec()
     policy.camera_required = reader.flag("camera_required", True)
@@ -206,6 +213,15 @@ def _policy(table: object, where: str) -> PolicySpec:
     _check(f"{where}.penalties", lambda: PenaltyPolicy({k: Ladder(v) for k, v in merged.items()}))
     policy.penalties = merged
     policy.evidence_retention_days = reader.integer("evidence_retention_days", 365, minimum=1)
+    policy.ear_check_at_start = reader.flag("ear_check_at_start", False)
+    per_hour = reader.table.get("ear_checks_per_hour", 0)
+    if isinstance(per_hour, bool) or not isinstance(per_hour, int) or not 0 <= per_hour <= MAX_PER_HOUR:
+        raise reader.fail("ear_checks_per_hour", f"a whole number from 0 to {MAX_PER_HOUR} (36.2: scheduled ear "
+                          f"checks are at least {SPACING_MS // 60_000} minutes apart)")  # fmt: skip
+    policy.ear_checks_per_hour = per_hour
+    if (policy.ear_check_at_start or policy.ear_checks_per_hour) and "earphones" not in policy.checks:
+        raise EventFileError(f"{where}: the scheduled ear checks (ear_check_at_start, ear_checks_per_hour; 36.2) need "
+                             f'"earphones" in checks')  # fmt: skip
     return policy
 
 

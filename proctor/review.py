@@ -603,7 +603,10 @@ def evidence_files(incident: dict[str, Any]) -> list[tuple[str, str]]:
     evidence = incident.get("evidence") or {}
     media, digest = evidence.get("media"), evidence.get("sha256")
     if isinstance(media, list):
-        files += [(str(name), digest if isinstance(digest, str) and len(media) == 1 else "") for name in media]
+        if isinstance(digest, list) and len(digest) == len(media):  # several files (a scheduled ear check's)
+            files += [(str(name), str(hash_)) for name, hash_ in zip(media, digest, strict=True)]
+        else:
+            files += [(str(name), digest if isinstance(digest, str) and len(media) == 1 else "") for name in media]
     for action in incident["actions"]:
         added = (action.get("verdict") or {}).get("evidence") if action["action"] == "evidence" else None
         if isinstance(added, dict):

@@ -23,6 +23,7 @@ from engine.trf import read_trf
 from proctor.database import create_database_engine, migrate
 from proctor.events import load_event_file
 from proctor.models import AuditEntry
+from proctor.review import evidence_files
 from proctor.service import Identity
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context, iso
@@ -405,3 +406,15 @@ async def test_everything_needs_an_arbiter(platform: Platformer) -> None:
         assert response.status == 401, path
     for path in ("/api/v1/appeals", "/api/v1/appeals/1/votes", "/api/v1/appeals/1/decision"):
         assert (await platform.client.post(path, json={})).status == 401, path
+
+
+def test_the_report_pairs_each_file_of_an_incident_with_its_own_hash() -> None:
+    """A scheduled ear check's incident holds four stills and crops and a clip, each with its SHA-256 (36.2)."""
+    one = {"evidence": {"media": ["a.jpg"], "sha256": "h-a"}, "actions": []}
+    added = {"action": "evidence", "verdict": {"evidence": {"media": ["x.webm"], "sha256": "hx"}}}
+    files = {"media": ["l.jpg", "l-ear.jpg", "c.webm"], "sha256": ["h1", "h2", "h3"]}
+    several = {"evidence": files, "actions": [added]}
+    assert evidence_files(one) == [("a.jpg", "h-a")]
+    assert evidence_files(several) == [("l.jpg", "h1"), ("l-ear.jpg", "h2"), ("c.webm", "h3"), ("x.webm", "hx")]
+    # A list of files under one hash cannot say which is which: no hash rather than a wrong one.
+    assert evidence_files({"evidence": {"media": ["a", "b"], "sha256": "h"}, "actions": []}) == [("a", ""), ("b", "")]
