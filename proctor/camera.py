@@ -48,7 +48,7 @@ from proctor.models import CameraAction, Incident, Player, Section, StreamToken,
 from proctor.service import Batch, Identity, Service, now_ms, token_hash
 from proctor.settings import Settings
 from proctor.writer import Writer
-from video.checks import Finding, PanVerdict, Thresholds, checks_for_policy, judge_pan
+from video.checks import Check, Finding, PanVerdict, Thresholds, checks_for_policy, judge_pan
 from video.detectors import available_detector
 from video.ingest import (
     CapturedFrame,
@@ -137,6 +137,8 @@ class CameraPolicy:
     retention_days: float
     ear_checks: EarCheckPolicy = field(default_factory=EarCheckPolicy)
     """The ear checks the service prompts itself (``ear_check_at_start``, ``ear_checks_per_hour``; 36.2)."""
+    auto_pan_check: bool = False
+    """The service asks for the pan check itself when the passive virtual-background signal is raised (36.4)."""
 
     @classmethod
     def of(cls, section: SectionPlace | None, policy: Mapping[str, Any], base: Thresholds,
@@ -147,7 +149,8 @@ class CameraPolicy:
         thresholds = Thresholds.from_policy(dict(policy.get("thresholds") or {}), base)
         enabled = checks_for_policy(policy.get("checks", CHECKS))
         retention = float(policy.get("evidence_retention_days", PolicySpec().evidence_retention_days))
-        return cls(section, StreamPolicy(thresholds, enabled), retention, EarCheckPolicy.of(policy))
+        return cls(section, StreamPolicy(thresholds, enabled), retention, EarCheckPolicy.of(policy),
+                   bool(policy.get("auto_pan_check", False)))  # fmt: skip
 
     @property
     def media_folder(self) -> str:
@@ -165,6 +168,7 @@ class CameraPolicy:
             "evidence_retention_days": self.retention_days,
             "media_folder": self.media_folder,
             "ear_checks": self.ear_checks.describe(),
+            "auto_pan_check": self.auto_pan_check,
         }  # fmt: skip
 
 
@@ -273,6 +277,8 @@ def ear_check_text(problem: str | None, crops: int, scheduled: DueCheck | None) 
     return f"{head}: judge both ears from the {shown}; confirm if earphones are seen ({EAR_ARTICLE}), else dismiss"
 
 
+AUTO_PAN_SECONDS = 12
+"""The window of a pan check the service asks for itself (``auto_pan_check``)."""
 PROMPT_SECONDS = (5, 60)
 """A prompt's window: at least and at most this many seconds (15 by default)."""
 LEAVE_MINUTES = (1, 60)
@@ -439,6 +445,8 @@ class Camera:
                 incident_id = await self.writer.submit(raise_it)
                 self.open_incidents[key] = incident_id
                 self.raised[(player_ref, finding.check.value, finding.started)] = incident_id
+                if finding.check is Check.VIRTUAL_BACKGROUND and self._policy(player_ref).auto_pan_check:
+                    await self._ask_for_pan_check(player_ref, incident_id)
             else:
                 incident = self.open_incidents.pop(key, None)
                 if incident is None:
@@ -453,6 +461,16 @@ class Camera:
                 await self.writer.submit(note_it)
         except Exception:
             log.exception("recording a camera finding failed")
+
+    async def _ask_for_pan_check(self, player_ref: str, incident_id: int) -> None:
+        """The section asks the service to follow a virtual-background signal with the pan check at once (36.4):
+        prompted by the service on the same incident, whose note then carries the verdict."""
+        if self.prompting.get(player_ref) is not None:
+            return  # another prompt is on the player's page; the arbiter can ask again
+        try:
+            await self.prompt(SERVICE, player_ref, Prompt.PAN_CHECK, AUTO_PAN_SECONDS, incident_id, by_service=True)
+        except ConflictError as error:  # the stream ended meanwhile
+            log.info("automatic pan check not prompted: %s", error)
 
     def _save(self, player_ref: str, data: bytes, finding: Finding, extension: str = "jpg") -> str:
         return self._write_media(player_ref, data, f"{int(finding.started * 1000)}-{finding.check.value}", extension)
@@ -505,8 +523,9 @@ class Camera:
         return "no live camera stream" if issued is not None else "no live camera stream: no stream link was issued"
 
     async def prompt(
-        self, who: Identity, player_ref: str, prompt: Prompt, seconds: int, incident: int | None
-    ) -> dict[str, Any]:
+        self, who: Identity, player_ref: str, prompt: Prompt, seconds: int, incident: int | None,
+        by_service: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
         """Show the prompt on the player's page and record the stream for its window; the clip (and, for the ear
         check, two stills and their ear crops) become evidence on the incident: the one given, or a new one of the
         prompt's kind."""
@@ -519,8 +538,10 @@ class Camera:
             self.current_game(player_ref), prompt.value,
             f"{prompt.title} ({prompt.article}): the arbiter asked for it ({seconds} s)", prompt.article,
         )  # fmt: skip
+        by = "the service" if by_service else "the arbiter"
         action = CameraControl(who, player_ref, "prompt", incident, detail, detail,
-                               f"{prompt.title} ({prompt.article}) prompted: {seconds} s", new_incident)  # fmt: skip
+                               f"{prompt.title} ({prompt.article}) prompted by {by}: {seconds} s", new_incident,
+                               by_service)  # fmt: skip
         row_id, incident_id = await self._record_control(action, at)
         assert incident_id is not None  # the one named, or the one raised
         if prompt is Prompt.EAR_CHECK and self.ear_checks is not None:
@@ -675,7 +696,9 @@ class Camera:
             def keep(connection: Connection, batch: Batch) -> Any:
                 for name, digest, text in evidence:
                     self.service.add_evidence(connection, batch, incident, who, name, digest, text, now_ms())
-                action = CameraControl(who, player_ref, "capture", incident, detail, audited, note)
+                action = CameraControl(
+                    who, player_ref, "capture", incident, detail, audited, note, None, who is SERVICE
+                )
                 return action.record(self.service, connection, batch, now_ms())
 
             job = keep

@@ -62,6 +62,9 @@ class PolicySpec:
     """The service prompts an ear check (36.2) for each player at the start of each game."""
     ear_checks_per_hour: int = 0
     """And this many more an hour of play, at random times (proctor/ear_checks.py)."""
+    auto_pan_check: bool = False
+    """When the passive virtual-background signal is raised, the service asks the player for the pan check itself
+    (36.4) and notes its verdict on the incident."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,7 +72,7 @@ class PolicySpec:
             "reconnect_window_s": self.reconnect_window_s, "lateness_tolerance_s": self.lateness_tolerance_s,
             "confirm_time_verdicts": self.confirm_time_verdicts, "penalties": self.penalties,
             "evidence_retention_days": self.evidence_retention_days, "ear_check_at_start": self.ear_check_at_start,
-            "ear_checks_per_hour": self.ear_checks_per_hour,
+            "ear_checks_per_hour": self.ear_checks_per_hour, "auto_pan_check": self.auto_pan_check,
         }  # fmt: skip
 
 
@@ -185,7 +188,7 @@ def _check(where: str, action: Any) -> Any:
 def _policy(table: object, where: str) -> PolicySpec:
     known = ("camera_required", "checks", "thresholds", "reconnect_window_s", "lateness_tolerance_s",
              "confirm_time_verdicts", "penalties", "evidence_retention_days", "ear_check_at_start",
-             "ear_checks_per_hour")  # fmt: skip
+             "ear_checks_per_hour", "auto_pan_check")  # fmt: skip
     reader = _Reader(table, where, known)
     policy = PolicySpec()
     policy.camera_required = reader.flag("camera_required", True)
@@ -214,6 +217,7 @@ def _policy(table: object, where: str) -> PolicySpec:
     policy.penalties = merged
     policy.evidence_retention_days = reader.integer("evidence_retention_days", 365, minimum=1)
     policy.ear_check_at_start = reader.flag("ear_check_at_start", False)
+    policy.auto_pan_check = reader.flag("auto_pan_check", False)
     per_hour = reader.table.get("ear_checks_per_hour", 0)
     if isinstance(per_hour, bool) or not isinstance(per_hour, int) or not 0 <= per_hour <= MAX_PER_HOUR:
         raise reader.fail("ear_checks_per_hour", f"a whole number from 0 to {MAX_PER_HOUR} (36.2: scheduled ear "
