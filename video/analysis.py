@@ -20,6 +20,11 @@ from numpy.typing import NDArray
 from video.checks import BODY_MIN_SHARE, Box, FaceDetector, Finding, Frame, Monitor, Observation, Scene, observe
 from video.segmentation import PersonSegmenter
 
+SCENE_CALM = 0.2
+"""The scene is taken only from a frame in which at most this share of the grid moved."""
+SCENE_SETTLES_S = 8.0
+"""A new body seen this long beside the player (with one face in view) becomes part of the scene."""
+
 
 @dataclass
 class FrameAnalyser:
@@ -39,6 +44,8 @@ class FrameAnalyser:
     searched_at: float = float("-inf")
     scene: Scene | None = None
     """The stream when the player was last seen alone with their face in view."""
+    body_since: float | None = None
+    """Since when the models have seen a new body (:attr:`video.checks.Observation.new_body`)."""
     unsettled: bool = True
     """The last frame showed nobody, two faces or a new body: look again at once."""
     frames: int = 0
@@ -54,7 +61,16 @@ class FrameAnalyser:
         if due:
             self.last_faces, self.searched_at = observation.faces, at
             self.unsettled = len(observation.faces) != 1 or observation.new_body >= BODY_MIN_SHARE
-            alone = len(observation.faces) == 1 and observation.new_body < BODY_MIN_SHARE
+            body = observation.new_body >= BODY_MIN_SHARE
+            self.body_since = (self.body_since if self.body_since is not None else at) if body else None
+            # A new body that stays beside the player this long is taken into the scene (a player whose pose
+            # changed for good, or a finding raised long since): the comparison must not go stale.
+            settled = self.body_since is not None and at - self.body_since >= SCENE_SETTLES_S
+            # Nor is the scene taken while the player is moving a lot (bending down, getting up) or with the face at
+            # the frame's edge: it is what the player looks like sitting at the board.
+            calm = observation.moving is not None and observation.moving <= SCENE_CALM
+            whole = all(not f.touches_edge(observation.width, observation.height) for f in observation.faces)
+            alone = len(observation.faces) == 1 and (not body or settled) and calm and whole
             lit = observation.contrast >= self.monitor.thresholds.flat_contrast
             if alone and lit and self.last_mask is not None and self.last_mask.shape == small.shape:
                 self.scene = Scene(small, self.last_mask > 0.5, at)

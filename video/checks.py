@@ -158,12 +158,15 @@ class Observation:
     """Mean signed difference of the person's inner region from the previous frame: the person follows the camera's
     exposure (and the room's light), which a replaced background does not."""
     background_sharpness: float | None = None
-    """Mean absolute Laplacian of the background (grey levels, at 320x240)..."""
+    """How sharp the background's edges are (its Laplacian over its gradient, at 320x240: about 1 for a sharp
+    picture, falling with a blur's radius)..."""
     person_sharpness: float | None = None
-    """...and of the person's inner region..."""
+    """...and the person's inner region's..."""
     background_structure: float | None = None
-    """...and how much the background varies at a coarse scale (standard deviation of 16x16-pixel means): a blurred
-    room keeps its shapes, a plain wall has none (and cannot be judged)."""
+    """...and how much edge the background has (its mean gradient): a plain wall has none and cannot be judged."""
+    edges: float | None = None
+    """How much edge the whole frame has (its mean gradient at 320x240): a lens covered by a hand or a cap has none;
+    a white wall with anything on it has some."""
 
 
 MOVING_LEVEL = 4.0
@@ -199,14 +202,17 @@ PLAYER_KEPT = 0.5
 PLAYER_MARKED = 0.2
 """...with at least this share of it still marked as a person..."""
 PLAYER_UNCHANGED = 0.8
-"""...or at least this share of it unchanged."""
+"""...or at least this share of it unchanged; or, failing that..."""
+PLAYER_MOVING = 0.01
+"""...at least this share of the region around it marked as a person and moving (:data:`MOVING_LEVEL`)."""
 BODY_MIN_SHARE = 0.025
 """A new body covers at least this share of the frame (as one region)."""
 
 
 def compare_scene(
-    grey: NDArray[np.float32], people: NDArray[np.bool_], faces: Sequence[Box], scene: Scene, step: int = 4
-) -> tuple[bool, float]:
+    grey: NDArray[np.float32], people: NDArray[np.bool_], faces: Sequence[Box], scene: Scene, step: int = 4,
+    moved: NDArray[np.bool_] | None = None,
+) -> tuple[bool, float]:  # fmt: skip
     """Whether the player is still where they were when last seen with a face, and the share of the frame a new body
     covers (see :attr:`Observation.player_seen` and :attr:`Observation.new_body`).  ``grey`` and ``people`` are on
     the scene's grid; ``faces`` in the frame's pixels (``step`` to the grid)."""
@@ -225,6 +231,15 @@ def compare_scene(
     # The region still looks as it did, and the segmentation still sees a person in some of it (or nearly all of it
     # looks the same: the segmentation loses a person whose face is hidden more often than the picture changes).
     seen = kept >= PLAYER_KEPT and (marked >= PLAYER_MARKED or kept >= PLAYER_UNCHANGED)
+    if not seen and moved is not None:
+        # Or someone is still moving where the player was, and is marked as a person there: a player who looks down
+        # or turns away changes how the region looks, but keeps moving in it; an empty room is still.
+        near = _grow(scene.player, 2)
+        marked_near = float(people[near].mean()) if near.any() else 0.0
+        moving_near = float((moved & people)[near].mean()) if near.any() else 0.0
+        seen = marked_near >= PLAYER_MARKED and moving_near >= PLAYER_MOVING
+        if not seen:
+            seen = _bowed(people, moved, scene.player)
     fresh = people & room & ~same
     count, labels, stats, _ = cv2.connectedComponentsWithStats(fresh.astype(np.uint8), connectivity=8)
     body = 0
@@ -239,6 +254,40 @@ def compare_scene(
     return seen, body / fresh.size
 
 
+BOWED_MIN_SHARE = 0.003
+"""A bowed head's moving region covers at least this share of the frame..."""
+BOWED_ROWS = 3
+"""...and reaches the bottom this many rows of the grid."""
+
+
+def _bowed(people: NDArray[np.bool_], moved: NDArray[np.bool_], player: NDArray[np.bool_]) -> bool:
+    """The player bent over the board: only the top of the head is left in the picture, at its bottom edge, below
+    where the player sat, and it bobs.  The segmentation rarely marks so little of a head, so what counts is a
+    compact moving region touching the bottom rows within the player's columns (the room's furniture there is
+    still)."""
+    columns: NDArray[np.bool_] = np.asarray(player.any(axis=0), dtype=bool)
+    if not columns.any():
+        return False
+    near = np.zeros_like(moved)
+    near[:, columns] = True
+    near[: moved.shape[0] * 3 // 4] = False  # the bottom quarter
+    candidates = _grow(moved & near, 1) & near
+    count, _, stats, _ = cv2.connectedComponentsWithStats(candidates.astype(np.uint8), connectivity=8)
+    bottom = moved.shape[0] - BOWED_ROWS
+    for label in range(1, count):
+        y, height, area = (int(stats[label, key]) for key in (cv2.CC_STAT_TOP, cv2.CC_STAT_HEIGHT, cv2.CC_STAT_AREA))
+        if y + height > bottom and area >= BOWED_MIN_SHARE * moved.size:
+            return True
+    return False
+
+
+def _face_cells(faces: Sequence[Box], shape: tuple[int, ...], step: int = 4) -> NDArray[np.bool_]:
+    cells = np.zeros(shape[:2], dtype=bool)
+    for face in faces:
+        cells[face.y // step : (face.y + face.height) // step, face.x // step : (face.x + face.width) // step] = True
+    return cells
+
+
 def _grid(grey: Frame) -> NDArray[np.float32]:
     """The 4x4 block means of a grey frame (the checks' grid: 160x120 for 640x480): averaging removes most of the
     encoder's fine noise, which a point sample keeps."""
@@ -248,12 +297,21 @@ def _grid(grey: Frame) -> NDArray[np.float32]:
     return grid
 
 
-def _sharpness(grey: Frame, shape: tuple[int, int]) -> NDArray[np.float32]:
-    """Mean absolute Laplacian of the frame at half its size, per cell of the grid."""
-    half = cv2.resize(grey, (shape[1] * 2, shape[0] * 2), interpolation=cv2.INTER_AREA)
+def _edges(grey: Frame, shape: tuple[int, int]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """Per cell of the grid, at half the frame's size: the mean absolute Laplacian (how sharp the edges are) and the
+    mean gradient magnitude (how much edge there is).  Their ratio over a region says how sharp its edges are
+    whatever its contrast: about 1 for a sharp picture, falling with the blur's radius."""
+    half = cv2.resize(grey, (shape[1] * 2, shape[0] * 2), interpolation=cv2.INTER_AREA).astype(np.float32)
     laplacian = np.abs(cv2.Laplacian(half, cv2.CV_32F))
-    cells = cv2.resize(laplacian, (shape[1], shape[0]), interpolation=cv2.INTER_AREA)
-    return np.asarray(cells, dtype=np.float32)
+    gradient = np.abs(cv2.Sobel(half, cv2.CV_32F, 1, 0)) + np.abs(cv2.Sobel(half, cv2.CV_32F, 0, 1))
+    size = (shape[1], shape[0])
+    lap = cv2.resize(laplacian, size, interpolation=cv2.INTER_AREA)
+    grad = cv2.resize(gradient, size, interpolation=cv2.INTER_AREA)
+    return np.asarray(lap, dtype=np.float32), np.asarray(grad, dtype=np.float32)
+
+
+def _edge_sharpness(lap: NDArray[np.float32], grad: NDArray[np.float32], where: NDArray[np.bool_]) -> float:
+    return float(lap[where].sum()) / max(float(grad[where].sum()), 1e-6)
 
 
 def person_mask(
@@ -320,6 +378,7 @@ def observe(
     faces = known_faces
     if faces is None:
         faces = tuple(detector.detect(frame)) if detector is not None else ()
+    lap, grad = _edges(grey, (small.shape[0], small.shape[1]))
     height, width = grey.shape
     background_brightness = background_change = background_shift = person_shift = None
     background_sharpness = person_sharpness = background_structure = None
@@ -329,31 +388,29 @@ def observe(
         marked = people > 0.5
         share = float(marked.mean())
         if scene is not None:
-            player_seen, new_body = compare_scene(small, marked, faces, scene)
+            moved = np.abs(difference) >= MOVING_LEVEL if difference is not None else None
+            player_seen, new_body = compare_scene(small, marked, faces, scene, moved=moved)
         someone = share >= PERSON_MIN_SHARE and (bool(faces) or bool(player_seen))
         outside = ~_grow(marked, 3) if someone else None
         inner = _shrink(marked, 2) if someone else None
     else:
         someone = bool(faces)
         outside = ~person_mask(faces, width, height, step=4)[: small.shape[0], : small.shape[1]] if faces else None
-        inner = None
+        inner = _face_cells(faces, small.shape) if faces else None  # without a segmenter: the faces themselves
     if outside is not None and outside.mean() >= BACKGROUND_MIN_SHARE:
         background_brightness = float(small[outside].mean())
         if difference is not None:
             background_change, background_shift = _trimmed_change(difference[outside])
         if inner is not None and inner.mean() >= PERSON_MIN_SHARE / 2:
-            if difference is not None:
-                person_shift = float(difference[inner].mean())
-            sharp = _sharpness(grey, (small.shape[0], small.shape[1]))
-            background_sharpness, person_sharpness = float(sharp[outside].mean()), float(sharp[inner].mean())
-            coarse = small[: small.shape[0] // 4 * 4, : small.shape[1] // 4 * 4]
-            coarse = coarse.reshape(coarse.shape[0] // 4, 4, coarse.shape[1] // 4, 4).mean(axis=(1, 3))
-            room = outside[: coarse.shape[0] * 4, : coarse.shape[1] * 4].reshape(coarse.shape[0], 4, -1, 4).all((1, 3))
-            background_structure = float(coarse[room].std()) if room.sum() >= 8 else None
+            if difference is not None:  # the median: the person's movement changes some cells, the exposure all
+                person_shift = float(np.median(difference[inner]))
+            background_sharpness = _edge_sharpness(lap, grad, outside)
+            person_sharpness = _edge_sharpness(lap, grad, inner)
+            background_structure = float(grad[outside].mean())
     observation = Observation(
         at, float(grey.mean()), float(grey.std()), change, faces, width, height, background_brightness,
         background_change, background_shift, moving, share, player_seen, new_body, person_shift,
-        background_sharpness, person_sharpness, background_structure,
+        background_sharpness, person_sharpness, background_structure, float(grad.mean()),
     )  # fmt: skip
     return observation, small
 
@@ -376,6 +433,9 @@ class Thresholds:
     """How long a condition must be absent before its finding ends."""
     dark_brightness: float = 18.0
     flat_contrast: float = 6.0
+    flat_bright: float = 200.0
+    """A flat picture this bright or brighter is an overexposed, bare wall, not a covered lens: no ``camera-covered``
+    (nobody is seen in it either, so the left-area check still runs)."""
     frozen_moving: float = 0.002
     """The median share of moving cells (:attr:`Observation.moving`) over the last :data:`FROZEN_WINDOW_S`, below
     which the picture counts as frozen while someone is in view.  Measured through VP8 (aiortc's encoder and
@@ -385,26 +445,35 @@ class Thresholds:
 
     background_window_s: float = 10.0
     """The virtual-background signal is judged over this window of analysed frames (36.4)..."""
-    background_change: float = 0.35
-    """...in which the background (the frame outside the people) changed by less than this on average (grey
-    levels), or..."""
-    exposure_ratio: float = 0.15
-    """...the person's brightness trace varied over the window and the background's by less than this share of it
-    (a real camera's exposure moves both; a replacement's picture does not follow), and in either case..."""
+    background_still: float = 0.06
+    """...in which the background (the frame outside the people) did not change at all in most frames: the lower
+    third of the frames' background changes is below this (grey levels).  The encoder skips the blocks of a
+    replacement picture, which does not change, so they decode unchanged (0.00); a real room's sensor noise and the
+    camera's exposure keep some of them changing (0.1 and up, also in dim light at 120 kbit/s).  The lower third, not
+    the median: the encoder's warm-up and its restarts when the bitrate changes refine the picture now and then;
+    and..."""
     background_brightness: float = 0.3
     """...the background's brightness trace on fixed pixels (the running sum of its signed differences) varied by
-    less than this (standard deviation, grey levels).  The encoder's warm-up refines the picture without a bias, so
-    the trace is flat for a replacement even in the stream's first seconds."""
+    less than this (standard deviation, grey levels): a real camera's exposure follows the person and the room's
+    light; a replacement's picture does not."""
+    exposure_follows: float = 0.5
+    """...while the person's exposure trace (the running sum of the median change of their inner region) varied by
+    at least this (standard deviation, grey levels): the person follows the camera's exposure and the room's light,
+    the replacement does not.  Without that the signal says nothing: a real room in steady light, its camera's
+    exposure between two swings, is as still as a picture."""
     virtual_background_s: float = 3.0
     """The signal must hold this long after a full window before it is raised: it is a reason to ask for the pan
     check, not a verdict (a webcam with locked exposure in steady light can come close)."""
 
     blur_window_s: float = 6.0
     """A blurred background (36.4) is judged over this window..."""
-    blur_ratio: float = 0.3
-    """...in which the background's sharpness stayed below this share of the person's in most frames..."""
-    blur_structure: float = 10.0
-    """...while the background had this much coarse structure (grey levels): a plain wall cannot be judged."""
+    blur_edges: float = 0.145
+    """...in which, in most frames, the background's edges were softer than this (its Laplacian over its gradient:
+    measured through VP8, a room 0.17-0.32, the same room blurred by an app's 8-16 px 0.10-0.12)..."""
+    blur_ratio: float = 1.0
+    """...and softer than the person's (0.13-0.18: the person is no sharper than a webcam makes them)..."""
+    blur_structure: float = 8.0
+    """...while the background had this much edge (its mean gradient): a plain wall cannot be judged."""
     blurred_background_s: float = 3.0
 
     pan_travel: float = 0.1
@@ -422,6 +491,10 @@ class Thresholds:
         return replace(base or cls(), **{k: float(v) for k, v in values.items() if k in known})
 
 
+EXPOSURE_MARGIN = 3.0
+"""The person's exposure trace must vary this many times more than the background's."""
+STILL_QUANTILE = 33
+"""The percentile of the background's changes over the window that must show it still (the lower third)."""
 FROZEN_WINDOW_S = 2.5
 """The moving shares of the analysed frames of the last this many seconds decide whether the picture is frozen (at
 least three of them: the decision keeps its meaning when the analysis rate falls)."""
@@ -496,7 +569,9 @@ class Monitor:
         at = observation.at
         self.last_frame_at = at
         findings = self._update(Check.LOST, False, at, t.lost_s, "")
-        covered = observation.brightness < t.dark_brightness or observation.contrast < t.flat_contrast
+        dark = observation.brightness < t.dark_brightness
+        flat = observation.contrast < t.flat_contrast
+        covered = dark or (flat and observation.brightness < t.flat_bright)
         findings += self._update(
             Check.COVERED, covered, at, t.covered_s,
             f"brightness {observation.brightness:.0f}, contrast {observation.contrast:.1f}",
@@ -544,9 +619,9 @@ class Monitor:
         return self._enabled(findings)
 
     def _background_still(self, observation: Observation) -> bool:
-        """The replaced-background signal: over a full window, with someone in view nearly all the time, the
-        background's brightness trace stays flat while the background does not change or the person's own
-        brightness moves (the person follows the camera's exposure and the room's light; a replacement does not)."""
+        """The replaced-background signal: over a full window, with someone in view nearly all the time, most of the
+        background's frames do not change at all and its brightness trace stays flat, while the person in front of
+        it moves."""
         t = self.thresholds
         window = self.background
         window.append((observation.at, observation.background_shift, observation.background_change,
@@ -558,13 +633,23 @@ class Monitor:
         changes = [c for _, _, c, _ in window if c is not None]
         if len(changes) < 0.8 * len(window):
             return False
-        flat = self._brightness_variation() < t.background_brightness
-        if not flat:
+        still = float(np.percentile(changes, STILL_QUANTILE)) < t.background_still
+        background = self._brightness_variation()
+        if not still or background >= t.background_brightness:
             return False
-        if float(np.median(changes)) < t.background_change:
-            return True
+        # The person follows the camera's exposure and the room's light meanwhile; the picture behind does not.  With
+        # the exposure steady (a real camera's, between two swings of its drift) the room is as still as a picture,
+        # and nothing is said.
         person = self._person_variation()
-        return person is not None and person >= 1.0 and self._brightness_variation() < t.exposure_ratio * person
+        return person is not None and person >= max(t.exposure_follows, EXPOSURE_MARGIN * background)
+
+    def _person_variation(self) -> float | None:
+        """The standard deviation of the person's exposure trace over the window (the running sum of the median
+        change of their inner region: their movement leaves the median alone); None without a segmenter."""
+        shifts = [entry[3] for entry in self.background if entry[3] is not None]
+        if len(shifts) < 0.8 * len(self.background):
+            return None
+        return float(np.std(np.cumsum(shifts)))
 
     def _trace(self, index: int) -> NDArray[np.float64]:
         return np.cumsum([entry[index] for entry in self.background if entry[index] is not None])
@@ -574,11 +659,6 @@ class Monitor:
         trace = self._trace(1)
         return float(np.std(trace)) if len(trace) else 0.0
 
-    def _person_variation(self) -> float | None:
-        """The standard deviation of the person's brightness trace over the window (None without a segmenter)."""
-        trace = self._trace(3)
-        return float(np.std(trace)) if len(trace) >= 0.8 * len(self.background) else None
-
     def _background_detail(self) -> str:
         changes = [c for _, _, c, _ in self.background if c is not None]
         if not changes:
@@ -586,8 +666,9 @@ class Monitor:
         window = self.thresholds.background_window_s
         person = self._person_variation()
         follows = f", the person's by {person:.2f}" if person is not None else ""
-        return (f"the background does not move: median change {np.median(changes):.2f}, brightness varies by "
-                f"{self._brightness_variation():.2f}{follows} over {window:.0f} s (ask for the pan check)")  # fmt: skip
+        return (f"the background does not move: its lower-third change {np.percentile(changes, STILL_QUANTILE):.2f}, "
+                f"its brightness varies by {self._brightness_variation():.2f}{follows} over {window:.0f} s "
+                f"(ask for the pan check)")  # fmt: skip
 
     def _background_blurred(self, observation: Observation) -> bool:
         """A blurred background: over a window, in most frames, a background with shapes in it (not a plain wall)
@@ -597,7 +678,7 @@ class Monitor:
         judged: bool | None = None
         background, person, structure = o.background_sharpness, o.person_sharpness, o.background_structure
         if background is not None and person is not None and structure is not None and structure >= t.blur_structure:
-            judged = background < t.blur_ratio * person if person > 1.0 else None
+            judged = background < t.blur_edges and background < t.blur_ratio * person
         window = self.sharpness
         window.append((o.at, judged))
         while window and window[0][0] < o.at - t.blur_window_s:
@@ -610,8 +691,8 @@ class Monitor:
     def _blur_detail(self, o: Observation) -> str:
         if o.background_sharpness is None or o.person_sharpness is None:
             return "the background is blurred"
-        return (f"the background is blurred: its sharpness {o.background_sharpness:.1f} against the person's "
-                f"{o.person_sharpness:.1f} (36.4: the surroundings must be visible)")  # fmt: skip
+        return (f"the background is blurred: its edges' sharpness {o.background_sharpness:.2f} against the person's "
+                f"{o.person_sharpness:.2f} (36.4: the surroundings must be visible)")  # fmt: skip
 
     def tick(self, at: float) -> list[Finding]:
         """Time passes without a frame: the camera is lost once no frame has come for ``lost_s``."""

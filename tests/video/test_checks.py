@@ -124,8 +124,8 @@ def _person_over(
     frame[person] = placed[person]
     if room_noise:
         frame += rng.normal(0, room_noise, frame.shape) + 8 * np.sin(at / 5)  # noise, and the exposure drifting
-    else:
-        frame[person] += rng.normal(0, 3, (int(person.sum()), 3))
+    else:  # the app's picture behind; the camera's noise and exposure on the player alone
+        frame[person] += rng.normal(0, 3, (int(person.sum()), 3)) + 8 * np.sin(at / 5)
     return frame.clip(0, 255).astype(np.uint8), (face,)
 
 
