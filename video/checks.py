@@ -203,6 +203,8 @@ PLAYER_MARKED = 0.2
 """...with at least this share of it still marked as a person..."""
 PLAYER_UNCHANGED = 0.8
 """...or at least this share of it unchanged; or, failing that..."""
+LOCAL_MOVING = 2.0
+"""Movement counts as the player's where it is at least this many times denser than in the rest of the picture."""
 PLAYER_MOVING = 0.01
 """...at least this share of the region around it marked as a person and moving (:data:`MOVING_LEVEL`)."""
 BODY_MIN_SHARE = 0.025
@@ -237,7 +239,16 @@ def compare_scene(
         near = _grow(scene.player, 2)
         marked_near = float(people[near].mean()) if near.any() else 0.0
         moving_near = float((moved & people)[near].mean()) if near.any() else 0.0
-        seen = marked_near >= PLAYER_MARKED and moving_near >= PLAYER_MOVING
+        # The movement must be the player's, not the whole picture's (the exposure hunting over a bare wall, the
+        # encoder's key frames): more of it where the player was than elsewhere.
+        elsewhere = float(moved[~near].mean()) if (~near).any() else 0.0
+        local = moving_near >= LOCAL_MOVING * elsewhere
+        seen = (
+            local
+            and marked_near >= PLAYER_MARKED
+            and moving_near >= PLAYER_MOVING
+            and _reaches_bottom(_grow(moved & people & near, 1) & near, BOWED_MIN_SHARE)
+        )  # a seated body goes on below the frame; a thing moving on the table does not
         if not seen:
             seen = _bowed(people, moved, scene.player)
     fresh = people & room & ~same
@@ -271,12 +282,18 @@ def _bowed(people: NDArray[np.bool_], moved: NDArray[np.bool_], player: NDArray[
     near = np.zeros_like(moved)
     near[:, columns] = True
     near[: moved.shape[0] * 3 // 4] = False  # the bottom quarter
-    candidates = _grow(moved & near, 1) & near
-    count, _, stats, _ = cv2.connectedComponentsWithStats(candidates.astype(np.uint8), connectivity=8)
-    bottom = moved.shape[0] - BOWED_ROWS
+    if float((moved & near).sum()) < LOCAL_MOVING * float(moved[~near].mean()) * float(near.sum()):
+        return False  # the whole picture moves, not a head at the bottom
+    return _reaches_bottom(_grow(moved & near, 1) & near, BOWED_MIN_SHARE)
+
+
+def _reaches_bottom(cells: NDArray[np.bool_], min_share: float) -> bool:
+    """A region of at least ``min_share`` of the grid reaches its bottom :data:`BOWED_ROWS` rows."""
+    count, _, stats, _ = cv2.connectedComponentsWithStats(cells.astype(np.uint8), connectivity=8)
+    bottom = cells.shape[0] - BOWED_ROWS
     for label in range(1, count):
         y, height, area = (int(stats[label, key]) for key in (cv2.CC_STAT_TOP, cv2.CC_STAT_HEIGHT, cv2.CC_STAT_AREA))
-        if y + height > bottom and area >= BOWED_MIN_SHARE * moved.size:
+        if y + height > bottom and area >= min_share * cells.size:
             return True
     return False
 
@@ -456,7 +473,7 @@ class Thresholds:
     """...the background's brightness trace on fixed pixels (the running sum of its signed differences) varied by
     less than this (standard deviation, grey levels): a real camera's exposure follows the person and the room's
     light; a replacement's picture does not."""
-    exposure_follows: float = 0.5
+    exposure_follows: float = 0.25
     """...while the person's exposure trace (the running sum of the median change of their inner region) varied by
     at least this (standard deviation, grey levels): the person follows the camera's exposure and the room's light,
     the replacement does not.  Without that the signal says nothing: a real room in steady light, its camera's
@@ -467,7 +484,7 @@ class Thresholds:
 
     blur_window_s: float = 6.0
     """A blurred background (36.4) is judged over this window..."""
-    blur_edges: float = 0.145
+    blur_edges: float = 0.15
     """...in which, in most frames, the background's edges were softer than this (its Laplacian over its gradient:
     measured through VP8, a room 0.17-0.32, the same room blurred by an app's 8-16 px 0.10-0.12)..."""
     blur_ratio: float = 1.0
@@ -686,7 +703,7 @@ class Monitor:
         if o.at - window[0][0] < 0.9 * t.blur_window_s:
             return False
         votes = [v for _, v in window if v is not None]
-        return len(votes) >= 0.7 * len(window) and sum(votes) >= 0.8 * len(votes)
+        return len(votes) >= 0.6 * len(window) and sum(votes) >= 0.7 * len(votes)
 
     def _blur_detail(self, o: Observation) -> str:
         if o.background_sharpness is None or o.person_sharpness is None:

@@ -87,7 +87,8 @@ def write_y4m(path: Path, script: list[tuple[float, int]], case: str = "") -> No
                 frame = composed(room, rng, sway, gain, replaced=case == "virtual", blur=12.0 * (case == "blurred"))
                 picture = cv2.cvtColor(frame, cv2.COLOR_BGR2YUV_I420).tobytes()
             elif people >= 0:  # a player who sways a little, and the camera's exposure following the room's light
-                picture = cv2.cvtColor(scene(people, rng, sway, gain), cv2.COLOR_BGR2YUV_I420).tobytes()
+                frame = scene(people, rng, sway, gain, room)  # a real photo as the room: a synthetic smooth one
+                picture = cv2.cvtColor(frame, cv2.COLOR_BGR2YUV_I420).tobytes()  # looks like a blurred room
             out.write(b"FRAME\n" + picture)
 
 

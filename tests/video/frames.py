@@ -27,10 +27,14 @@ def background(rng: np.random.Generator) -> Frame:
     return frame.clip(0, 255).astype(np.uint8)
 
 
-def scene(people: int, rng: np.random.Generator, sway: int = 0, gain: float = 1.0) -> Frame:
-    """0, 1 or 2 people in front of the background; ``sway``: the people moved that many pixels to the right (a
-    real person is never still: a clip sways them), ``gain``: the camera's exposure, on the whole picture."""
-    frame = background(rng)
+def scene(people: int, rng: np.random.Generator, sway: int = 0, gain: float = 1.0, room: Frame | None = None) -> Frame:
+    """0, 1 or 2 people in front of the background (or ``room``, with the camera's noise); ``sway``: the people
+    moved that many pixels to the right (a real person is never still: a clip sways them), ``gain``: the camera's
+    exposure, on the whole picture."""
+    if room is None:
+        frame = background(rng)
+    else:
+        frame = (room.astype(np.float32) + rng.normal(0, 2.5, room.shape)).clip(0, 255).astype(np.uint8)
     if people == 1:
         frame[60:420, 140 + sway : 500 + sway] = _face(360)
     elif people >= 2:
