@@ -48,7 +48,6 @@ class FrameAnalyser:
     """Since when the models have seen a new body (:attr:`video.checks.Observation.new_body`)."""
     unsettled: bool = True
     """The last frame showed nobody, two faces or a new body: look again at once."""
-    frames: int = 0
 
     def observe(self, image: Frame, at: float, search: bool = False) -> Observation:
         """What the frame shows.  ``search``: run the models on this frame whatever the interval (a prompt's stills
@@ -75,7 +74,6 @@ class FrameAnalyser:
             if alone and lit and self.last_mask is not None and self.last_mask.shape == small.shape:
                 self.scene = Scene(small, self.last_mask > 0.5, at)
         self.last_small = small
-        self.frames += 1
         return observation
 
     def judge(self, observation: Observation) -> list[Finding]:

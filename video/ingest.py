@@ -390,8 +390,6 @@ class EndedStream:
         return cls(session.opened_at, session.closed_at, session.frames_received, session.frames_analysed,
                    session.frames_dropped, tuple(session.monitor.active()))  # fmt: skip
 
-    degraded = False
-
     def active(self) -> list[Finding]:
         return list(self.findings)
 
