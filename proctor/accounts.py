@@ -1,13 +1,15 @@
-"""Arbiter accounts for the dashboard: passwords (argon2id), login sessions (an HttpOnly cookie, plus a CSRF token
-the page echoes on every change), and a limit on failed logins.
+"""Arbiter accounts: who an arbiter is (:class:`Identity`, found by a bearer token's hash), and for the dashboard:
+passwords (argon2id), login sessions (an HttpOnly cookie, plus a CSRF token the page echoes on every change), and a
+limit on failed logins.
 
 API clients keep using bearer tokens (``proctor arbiter add``); a browser logs in with a name and password and gets
-a session.  Both end in the same :class:`proctor.service.Identity`, so the authority of article 16 is enforced the
-same way whichever door a request came in by.
+a session.  Both end in the same :class:`Identity`, so the authority of article 16 is enforced the same way whichever
+door a request came in by.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 from collections import deque
@@ -21,7 +23,31 @@ from sqlmodel import col
 from engine.penalties import Role
 from proctor.errors import BadRequestError, NotFoundError
 from proctor.models import Arbiter, ArbiterSession
-from proctor.service import Identity, token_hash
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """An authenticated arbiter."""
+
+    name: str
+    role: Role
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.role.value})"
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def find_arbiter(connection: Connection, token: str) -> Identity | None:
+    """The arbiter whose bearer token this is (``proctor arbiter add``)."""
+    row = connection.execute(
+        select(col(Arbiter.name), col(Arbiter.role)).where(col(Arbiter.token_hash) == token_hash(token))
+    ).first()
+    return None if row is None else Identity(row.name, Role(row.role))
+
 
 MIN_PASSWORD = 10
 """Characters a dashboard password must have at least."""

@@ -22,10 +22,11 @@ from engine.openings import Player
 from engine.penalties import OFFENCES, Role
 from proctor import accounts, appeals, errors, feed, results, review, signatures
 from proctor import camera as camera_module
+from proctor.accounts import Identity, find_arbiter
 from proctor.audit import verify_audit
 from proctor.context import CONTEXT, Context
 from proctor.models import Game, Pairing, Platform, Section, Tournament
-from proctor.service import DeliveryResult, Identity, find_arbiter, game_action_event, game_view, now_ms
+from proctor.service import DeliveryResult, game_action_event, game_view, now_ms
 
 STATUS: Final[dict[type[errors.ServiceError], int]] = {
     errors.BadRequestError: 400,

@@ -24,9 +24,10 @@ from sqlalchemy import Connection, func, insert, select
 from sqlmodel import col
 
 from engine.penalties import Role
+from proctor.accounts import Identity
 from proctor.errors import BadRequestError, ConflictError, ForbiddenError, NotFoundError
 from proctor.models import Appeal, AppealDecision, AppealVote, Arbiter, Game, Incident
-from proctor.service import Batch, Identity, Notice, Service
+from proctor.service import Batch, Notice, Service
 
 LODGING: Final = "22.1"
 """Written appeals, by a team leader or coach only, with a deposit."""

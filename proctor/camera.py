@@ -39,13 +39,14 @@ from sqlalchemy import Connection, insert, select, update
 from sqlmodel import col
 
 from engine.penalties import Role
+from proctor.accounts import Identity, token_hash
 from proctor.ear_checks import ARTICLE as EAR_ARTICLE
 from proctor.ear_checks import SECONDS as EAR_CHECK_SECONDS
 from proctor.ear_checks import DueCheck, EarCheckPolicy, EarCheckScheduler
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, UnauthorizedError
 from proctor.events import CHECKS, PolicySpec
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
-from proctor.service import Batch, Identity, Service, now_ms, token_hash
+from proctor.service import Batch, Service, now_ms
 from proctor.settings import Settings
 from proctor.writer import Writer
 from video.checks import Check, Finding, PanVerdict, Thresholds, checks_for_policy, judge_pan

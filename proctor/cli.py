@@ -240,10 +240,9 @@ def arbiter_command(args: argparse.Namespace) -> int:
 
     from sqlalchemy import delete, insert
 
-    from proctor.accounts import set_password
+    from proctor.accounts import set_password, token_hash
     from proctor.database import create_database_engine, migrate
     from proctor.models import Arbiter
-    from proctor.service import token_hash
 
     engine = create_database_engine(_settings(args))
     migrate(engine)

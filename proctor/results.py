@@ -14,11 +14,12 @@ from typing import Any, Final
 from sqlalchemy import Connection, Table, select, update
 
 from engine.penalties import Role
+from proctor.accounts import Identity
 from proctor.errors import BadRequestError, ConflictError, ForbiddenError, NotFoundError
 from proctor.models import Game, Pairing, Section
 from proctor.models import Tournament as TournamentRow
 from proctor.review import ENTRY_RESULTS, game_results, result_text
-from proctor.service import Batch, Identity, Notice, Service
+from proctor.service import Batch, Notice, Service
 
 STORED: Final = {
     "1-0": "1-0", "0-1": "0-1", "½-½": "½-½", "0.5-0.5": "½-½", "=-=": "½-½",

@@ -37,12 +37,12 @@ from engine.clock import find_time_control
 from engine.errors import EngineError
 from engine.game import GameSettings
 from engine.openings import Player
-from engine.penalties import Ladder, PenaltyPolicy, Role
+from engine.penalties import Ladder, PenaltyPolicy
 from proctor import feed
+from proctor.accounts import Identity
 from proctor.codec import event_from_dict, event_to_dict
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError
 from proctor.models import (
-    Arbiter,
     AuditEntry,
     FeedDelivery,
     Game,
@@ -912,29 +912,6 @@ class Service:
                    {"media_sha256": sha256})  # fmt: skip
         batch.notices.append(Notice("incident-action", {"incident": incident_id, "action": "evidence"}))
         return {"incident": incident_id, "action": "evidence"}
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """An authenticated arbiter."""
-
-    name: str
-    role: Role
-
-    @property
-    def label(self) -> str:
-        return f"{self.name} ({self.role.value})"
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def find_arbiter(connection: Connection, token: str) -> Identity | None:
-    row = connection.execute(
-        select(col(Arbiter.name), col(Arbiter.role)).where(col(Arbiter.token_hash) == token_hash(token))
-    ).first()
-    return None if row is None else Identity(row.name, Role(row.role))
 
 
 GAME_ACTIONS = (

@@ -24,11 +24,11 @@ from aiohttp import ClientSession, web
 from playwright.async_api import async_playwright
 from sqlalchemy import insert
 
+from proctor.accounts import token_hash
 from proctor.app import create_app
 from proctor.context import CONTEXT
 from proctor.database import create_database_engine
 from proctor.models import Arbiter
-from proctor.service import token_hash
 from proctor.settings import Settings
 from proctor.signatures import signed_headers
 from tests.browser.chromium import launch

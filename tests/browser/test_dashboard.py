@@ -30,13 +30,13 @@ from playwright.async_api import Page, async_playwright
 from sqlalchemy import insert
 
 from engine.board import COLUMNS
-from proctor.accounts import set_password
+from proctor.accounts import set_password, token_hash
 from proctor.app import create_app
 from proctor.context import CONTEXT, Context
 from proctor.database import create_database_engine
 from proctor.events import load_event_file
 from proctor.models import Arbiter
-from proctor.service import now_ms, token_hash
+from proctor.service import now_ms
 from proctor.settings import Settings
 from tests.browser.chromium import launch
 from tests.proctor.conftest import Platformer, iso, register_platform

@@ -8,10 +8,9 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlmodel import col
 
-from proctor.accounts import set_password
+from proctor.accounts import set_password, token_hash
 from proctor.database import create_database_engine
 from proctor.models import Arbiter, ArbiterSession
-from proctor.service import token_hash
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from sqlalchemy import insert
 
+from proctor.accounts import token_hash
 from proctor.database import create_database_engine
 from proctor.models import Arbiter
-from proctor.service import token_hash
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer
 

@@ -22,10 +22,10 @@ from av import VideoFrame
 from sqlalchemy import insert, select
 from sqlmodel import col
 
+from proctor.accounts import token_hash
 from proctor.camera import sweep_media
 from proctor.database import create_database_engine
 from proctor.models import Arbiter, AuditEntry
-from proctor.service import token_hash
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context
 from tests.video.frames import scene

@@ -22,12 +22,12 @@ from av import VideoFrame
 from sqlalchemy import delete, func, insert, select
 from sqlmodel import col
 
+from proctor.accounts import token_hash
 from proctor.app import create_app
 from proctor.audit import verify_audit
 from proctor.context import CONTEXT
 from proctor.database import create_database_engine
 from proctor.models import Arbiter, AuditEntry, CameraAction, Incident, IncidentAction
-from proctor.service import token_hash
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context
 from tests.proctor.test_camera import ScriptedCamera, connect

@@ -20,11 +20,11 @@ from sqlalchemy import update
 from engine.penalties import Role
 from engine.records import read_psq, read_rif
 from engine.trf import read_trf
+from proctor.accounts import Identity
 from proctor.database import create_database_engine, migrate
 from proctor.events import load_event_file
 from proctor.models import AuditEntry
 from proctor.review import evidence_files
-from proctor.service import Identity
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context, iso
 from tests.proctor.test_arbiters import act, add_arbiter, bearer
