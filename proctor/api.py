@@ -26,7 +26,8 @@ from proctor.accounts import Identity, find_arbiter
 from proctor.audit import verify_audit
 from proctor.context import CONTEXT, Context
 from proctor.models import Game, Pairing, Platform, Section, Tournament
-from proctor.service import DeliveryResult, game_action_event, game_view, now_ms
+from proctor.service import DeliveryResult, game_action_event, game_view
+from proctor.wall_clock import now_ms
 
 STATUS: Final[dict[type[errors.ServiceError], int]] = {
     errors.BadRequestError: 400,

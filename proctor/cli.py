@@ -195,8 +195,8 @@ def platform_command(args: argparse.Namespace) -> int:
 
     from proctor.database import create_database_engine, migrate
     from proctor.models import Platform, PlatformSecret
-    from proctor.service import now_ms
     from proctor.signatures import new_secret, secret_key
+    from proctor.wall_clock import now_ms
 
     settings = _settings(args)
     engine = create_database_engine(settings)
@@ -271,7 +271,7 @@ def event_command(args: argparse.Namespace) -> int:
 
     from proctor.database import create_database_engine, migrate
     from proctor.events import export_event, load_event_file
-    from proctor.service import now_ms
+    from proctor.wall_clock import now_ms
 
     engine = create_database_engine(_settings(args))
     migrate(engine)

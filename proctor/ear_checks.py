@@ -35,7 +35,8 @@ from sqlmodel import col
 from engine.adjudication import Adjudication
 from proctor.errors import ConflictError
 from proctor.models import CameraAction, Game, Pairing, Player, Section
-from proctor.service import LiveGame, now_ms
+from proctor.service import LiveGame
+from proctor.wall_clock import now_ms
 
 if TYPE_CHECKING:
     from proctor.camera import Camera

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -58,6 +57,7 @@ from proctor.models import (
 from proctor.models import Player as PlayerRow
 from proctor.seen import SeenFilter
 from proctor.settings import Settings
+from proctor.wall_clock import now_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +144,6 @@ UPDATE_COLUMNS = (
     "last_seq", "applied", "status", "winner", "reason", "article", "next_deadline_ms", "updated_ms", "snapshot",
     "snapshot_applied",
 )  # fmt: skip
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 # --- Live games ---------------------------------------------------------------------------------------------------

@@ -36,8 +36,8 @@ from proctor.context import CONTEXT, Context
 from proctor.database import create_database_engine
 from proctor.events import load_event_file
 from proctor.models import Arbiter
-from proctor.service import now_ms
 from proctor.settings import Settings
+from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
 from tests.proctor.conftest import Platformer, iso, register_platform
 from tests.proctor.test_camera import ScriptedCamera, connect

@@ -20,7 +20,7 @@ from playwright.async_api import Browser, Page, async_playwright
 
 from proctor.database import create_database_engine
 from proctor.events import load_event_file
-from proctor.service import now_ms
+from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
 from tests.browser.test_dashboard import (
     ARTIFACTS,

@@ -34,8 +34,8 @@ from proctor.ear_checks import (
 )
 from proctor.events import EventFileError, export_event, load_event_file, parse_event, store_event
 from proctor.models import CameraAction, Section, Tournament
-from proctor.service import now_ms
 from proctor.settings import Settings
+from proctor.wall_clock import now_ms
 from tests.proctor.conftest import Platformer, app_context
 from tests.proctor.test_camera import ScriptedCamera, connect
 from tests.proctor.test_camera_controls import (
