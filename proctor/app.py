@@ -18,8 +18,9 @@ from proctor.bus import InProcessBus
 from proctor.camera import Camera
 from proctor.context import CONTEXT, Context
 from proctor.database import create_database_engine, migrate
-from proctor.service import Notice, Service
+from proctor.service import Service
 from proctor.settings import Settings
+from proctor.staging import Notice
 from proctor.wall_clock import now_ms
 from proctor.writer import Writer
 

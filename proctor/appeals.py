@@ -27,7 +27,8 @@ from engine.penalties import Role
 from proctor.accounts import Identity
 from proctor.errors import BadRequestError, ConflictError, ForbiddenError, NotFoundError
 from proctor.models import Appeal, AppealDecision, AppealVote, Arbiter, Game, Incident
-from proctor.service import Batch, Notice, Service
+from proctor.service import Service
+from proctor.staging import Batch, Notice
 
 LODGING: Final = "22.1"
 """Written appeals, by a team leader or coach only, with a deposit."""

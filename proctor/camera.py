@@ -46,8 +46,9 @@ from proctor.ear_checks import DueCheck, EarCheckPolicy, EarCheckScheduler
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, UnauthorizedError
 from proctor.events import CHECKS, PolicySpec
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
-from proctor.service import Batch, Service
+from proctor.service import Service
 from proctor.settings import Settings
+from proctor.staging import Batch
 from proctor.wall_clock import now_ms
 from proctor.writer import Writer
 from video.checks import Check, Finding, PanVerdict, Thresholds, checks_for_policy, judge_pan

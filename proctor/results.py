@@ -19,7 +19,8 @@ from proctor.errors import BadRequestError, ConflictError, ForbiddenError, NotFo
 from proctor.models import Game, Pairing, Section
 from proctor.models import Tournament as TournamentRow
 from proctor.review import ENTRY_RESULTS, game_results, result_text
-from proctor.service import Batch, Notice, Service
+from proctor.service import Service
+from proctor.staging import Batch, Notice
 
 STORED: Final = {
     "1-0": "1-0", "0-1": "0-1", "½-½": "½-½", "0.5-0.5": "½-½", "=-=": "½-½",

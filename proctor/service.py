@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import JSON, Connection, Table, bindparam, func, select, update
+from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
 from engine import adjudication as adj
@@ -47,7 +47,6 @@ from proctor.models import (
     Game,
     GameEvent,
     Incident,
-    IncidentAction,
     Pairing,
     Platform,
     PlatformSecret,
@@ -57,6 +56,7 @@ from proctor.models import (
 from proctor.models import Player as PlayerRow
 from proctor.seen import SeenFilter
 from proctor.settings import Settings
+from proctor.staging import FEED_TABLE, Batch, Notice, RawJson, Staging, table_of
 from proctor.wall_clock import now_ms
 
 
@@ -96,14 +96,14 @@ class PairingLink:
 def find_pairing(connection: Connection, external_id: str, setup: feed.GameSetup) -> PairingLink | None:
     """The pairing whose platform game id this is; else the one at the game's event (``slug`` or ``slug/section``),
     round and board."""
-    pairing, section, player = _table(Pairing), _table(Section), _table(PlayerRow)
+    pairing, section, player = table_of(Pairing), table_of(Section), table_of(PlayerRow)
     query = select(pairing.c.id, pairing.c.black_start_no, pairing.c.white_start_no, section.c.id.label("section_id"),
                    section.c.slug, section.c.rule, section.c.opening, section.c.time_control, section.c.policy).join(
         section, section.c.id == pairing.c.section_id)  # fmt: skip
     row = connection.execute(query.where(pairing.c.platform_game_id == external_id)).first()
     if row is None and setup.event and setup.round_no and setup.board:
         slug, _, section_slug = setup.event.partition("/")
-        tournament = _table(Tournament)
+        tournament = table_of(Tournament)
         candidates = query.join(tournament, tournament.c.id == section.c.tournament_id).where(
             tournament.c.slug == slug, pairing.c.round_no == setup.round_no, pairing.c.board == setup.board
         )
@@ -122,28 +122,6 @@ def find_pairing(connection: Connection, external_id: str, setup: feed.GameSetup
         row.id, row.slug, row.rule, row.opening, row.time_control, refs.get(row.black_start_no, ""),
         refs.get(row.white_start_no, "") if row.white_start_no else "", dict(row.policy or {}),
     )  # fmt: skip
-
-
-def _table(model: Any) -> Table:
-    table: Table = model.__table__
-    return table
-
-
-GAME_TABLE = _table(Game)
-FEED_TABLE = _table(FeedDelivery)
-#: The append-only tables whose ids the writer allocates, in the order they are written (parents first).
-ALLOCATED: dict[str, Table] = {
-    "game": GAME_TABLE,
-    "feed_delivery": FEED_TABLE,
-    "game_event": _table(GameEvent),
-    "incident": _table(Incident),
-    "incident_action": _table(IncidentAction),
-    "audit_entry": _table(AuditEntry),
-}
-UPDATE_COLUMNS = (
-    "last_seq", "applied", "status", "winner", "reason", "article", "next_deadline_ms", "updated_ms", "snapshot",
-    "snapshot_applied",
-)  # fmt: skip
 
 
 # --- Live games ---------------------------------------------------------------------------------------------------
@@ -193,45 +171,6 @@ class DeliveryResult:
         return body
 
 
-@dataclass
-class Notice:
-    """What changed, for the live stream."""
-
-    kind: str
-    payload: dict[str, Any]
-
-
-@dataclass
-class Batch:
-    """The staged changes of one transaction: new game states, rows to insert, game rows to update, ids allocated.
-    The writer flushes the rows (one executemany per table) and commits, then makes the rest visible."""
-
-    games: dict[int, LiveGame] = field(default_factory=dict)
-    last_hash: str | None = None
-    notices: list[Notice] = field(default_factory=list)
-    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    updates: dict[int, dict[str, Any]] = field(default_factory=dict)
-    next_ids: dict[str, int] = field(default_factory=dict)
-    webhooks: dict[tuple[int, str], int] = field(default_factory=dict)
-    """(platform, webhook-id) → game, for deliveries staged in this batch."""
-    bodies: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
-    """(game, seq) → body, for deliveries staged in this batch."""
-
-    def mark(self) -> tuple[Any, ...]:
-        """What a failed job must roll back to."""
-        return (dict(self.games), len(self.notices), self.last_hash, {t: len(r) for t, r in self.rows.items()},
-                {k: dict(v) for k, v in self.updates.items()}, dict(self.next_ids), dict(self.webhooks),
-                dict(self.bodies))  # fmt: skip
-
-    def restore(self, mark: tuple[Any, ...]) -> None:
-        games, notices, last_hash, lengths, updates, next_ids, webhooks, bodies = mark
-        self.games, self.last_hash, self.updates, self.next_ids = games, last_hash, updates, next_ids
-        self.webhooks, self.bodies = webhooks, bodies
-        del self.notices[notices:]
-        for table, rows in self.rows.items():
-            del rows[lengths.get(table, 0) :]
-
-
 GENESIS = "0" * 64
 
 
@@ -244,7 +183,7 @@ class Service:
         self.by_external: dict[tuple[int, str], int] = {}
         self.platforms: dict[str, tuple[int, tuple[str, ...]]] = {}
         self.last_hash = GENESIS
-        self.next_ids: dict[str, int] = {}
+        self.staging = Staging()
         self.seen = SeenFilter()
 
     # --- Loading ------------------------------------------------------------------------------------------------
@@ -254,8 +193,7 @@ class Service:
         self.reload_platforms(connection)
         head = connection.execute(select(col(AuditEntry.hash)).order_by(col(AuditEntry.id).desc()).limit(1)).scalar()
         self.last_hash = head or GENESIS
-        for name, table in ALLOCATED.items():
-            self.next_ids[name] = (connection.execute(select(func.max(table.c.id))).scalar() or 0) + 1
+        self.staging.load(connection)
         received = connection.execute(select(func.count()).select_from(FEED_TABLE)).scalar_one()
         self.seen = SeenFilter(expected=max(1_000_000, 4 * received))
         for platform_id, webhook_id in connection.execute(select(FEED_TABLE.c.platform_id, FEED_TABLE.c.webhook_id)):
@@ -323,39 +261,13 @@ class Service:
             self.by_external[(game.platform_id, game.external_id)] = game.id
         if batch.last_hash is not None:
             self.last_hash = batch.last_hash
-        self.next_ids.update(batch.next_ids)
+        self.staging.commit(batch)
         for platform_id, webhook_id in batch.webhooks:
             self.seen.add(f"{platform_id}:{webhook_id}")
 
-    def allocate(self, batch: Batch, table: str) -> int:
-        """The next id of an append-only table (the writer is its only writer, so ids need no round trip)."""
-        value = batch.next_ids.get(table, self.next_ids[table])
-        batch.next_ids[table] = value + 1
-        return value
-
-    def stage(self, batch: Batch, table: str, row: dict[str, Any]) -> None:
-        batch.rows.setdefault(table, []).append(row)
-
     def flush(self, connection: Connection, batch: Batch) -> None:
-        """Write the staged rows, parents first, then the game rows' updates."""
-        for name, table in ALLOCATED.items():
-            staged = batch.rows.get(name)
-            if staged:
-                _insert_many(connection, table, staged)
-        for with_snapshot in (False, True):
-            rows = [
-                {"game_key": game_id, **values}
-                for game_id, values in batch.updates.items()
-                if ("snapshot" in values) == with_snapshot
-            ]
-            if rows:
-                columns = UPDATE_COLUMNS if with_snapshot else UPDATE_COLUMNS[:-2]
-                statement = (
-                    update(GAME_TABLE)
-                    .where(GAME_TABLE.c.id == bindparam("game_key"))
-                    .values({key: bindparam(key) for key in columns})
-                )
-                connection.execute(statement, rows)
+        """Write the staged rows."""
+        self.staging.flush(connection, batch)
 
     # --- Audit chain --------------------------------------------------------------------------------------------
 
@@ -372,8 +284,8 @@ class Service:
         """Append a hash-chained audit entry (no personal data: ids and references only)."""
         previous = batch.last_hash or self.last_hash
         digest = audit_hash(previous, at, actor, action, subject, detail)
-        self.stage(batch, "audit_entry", {
-            "id": self.allocate(batch, "audit_entry"), "at_ms": at, "actor": actor, "action": action,
+        self.staging.stage(batch, "audit_entry", {
+            "id": self.staging.allocate(batch, "audit_entry"), "at_ms": at, "actor": actor, "action": action,
             "subject": subject, "detail": detail, "prev_hash": previous, "hash": digest,
         })  # fmt: skip
         batch.last_hash = digest
@@ -395,8 +307,8 @@ class Service:
         at: int | None = None,
     ) -> int:
         at = at if at is not None else now_ms()
-        incident_id = self.allocate(batch, "incident")
-        self.stage(batch, "incident", {
+        incident_id = self.staging.allocate(batch, "incident")
+        self.staging.stage(batch, "incident", {
             "id": incident_id, "game_id": game.id if game else None, "player_ref": player_ref, "kind": kind,
             "source": source, "article": article, "confidence": None, "summary": summary, "evidence": evidence or {},
             "created_ms": at,
@@ -532,8 +444,8 @@ class Service:
         message: feed.FeedMessage,
         received: int,
     ) -> int:
-        delivery_id = self.allocate(batch, "feed_delivery")
-        self.stage(batch, "feed_delivery", {
+        delivery_id = self.staging.allocate(batch, "feed_delivery")
+        self.staging.stage(batch, "feed_delivery", {
             "id": delivery_id, "platform_id": platform_id, "webhook_id": webhook_id, "game_id": game_id,
             "seq": message.seq, "kind": message.type, "at_ms": message.at_ms, "received_ms": received,
             "body": RawJson(message.text) if message.text is not None else message.raw,
@@ -578,8 +490,8 @@ class Service:
             state = Adjudication.new(settings)
         except EngineError as error:
             raise BadRequestError(f"'data': {error}") from None
-        game_id = self.allocate(batch, "game")
-        self.stage(batch, "game", {
+        game_id = self.staging.allocate(batch, "game")
+        self.staging.stage(batch, "game", {
             "id": game_id, "platform_id": platform_id, "external_id": message.game_id,
             "pairing_id": link.pairing_id if link else None,
             "black_ref": setup.black_ref, "white_ref": setup.white_ref, "black_name": setup.black_name,
@@ -672,9 +584,9 @@ class Service:
         event: adj.Event,
         after: Adjudication,
     ) -> LiveGame:
-        self.stage(batch, "game_event", {
-            "id": self.allocate(batch, "game_event"), "game_id": game.id, "position": game.applied, "source": source,
-            "delivery_id": delivery_id, "at_ms": event.at, "event": event_to_dict(event),
+        self.staging.stage(batch, "game_event", {
+            "id": self.staging.allocate(batch, "game_event"), "game_id": game.id, "position": game.applied,
+            "source": source, "delivery_id": delivery_id, "at_ms": event.at, "event": event_to_dict(event),
         })  # fmt: skip
         new_entries = after.log[len(game.state.log) :]
         for entry in new_entries:
@@ -856,7 +768,7 @@ class Service:
         offence: str | None, player_ref: str | None, server_now: int,
     ) -> dict[str, Any]:  # fmt: skip
         """An arbiter's action on an incident: confirm, dismiss, note, or a penalty applied to its game."""
-        row = connection.execute(select(_table(Incident)).where(_table(Incident).c.id == incident_id)).first()
+        row = connection.execute(select(table_of(Incident)).where(table_of(Incident).c.id == incident_id)).first()
         if row is None:
             raise NotFoundError(f"no incident {incident_id}")
         if action not in ("confirm", "dismiss", "note", "penalty"):
@@ -879,8 +791,8 @@ class Service:
                 "reason": penalty.reason, "player": target,
                 "game_result": result_json(updated.state),
             }  # fmt: skip
-        self.stage(batch, "incident_action", {
-            "id": self.allocate(batch, "incident_action"), "incident_id": incident_id, "arbiter": who.name,
+        self.staging.stage(batch, "incident_action", {
+            "id": self.staging.allocate(batch, "incident_action"), "incident_id": incident_id, "arbiter": who.name,
             "role": who.role.value, "action": action, "note": note, "verdict": verdict, "created_ms": server_now,
         })  # fmt: skip
         self.audit(connection, batch, server_now, who.label, f"incident.{action}", f"incident:{incident_id}",
@@ -895,13 +807,13 @@ class Service:
         """Evidence that came after the incident was raised (a clip): an ``evidence`` action naming the file, with
         its SHA-256 in the audit log."""
         if (
-            connection.execute(select(_table(Incident).c.id).where(_table(Incident).c.id == incident_id)).first()
+            connection.execute(select(table_of(Incident).c.id).where(table_of(Incident).c.id == incident_id)).first()
             is None
         ):
             raise NotFoundError(f"no incident {incident_id}")
         detail = {"evidence": {"media": [media], "sha256": sha256}}
-        self.stage(batch, "incident_action", {
-            "id": self.allocate(batch, "incident_action"), "incident_id": incident_id, "arbiter": who.name,
+        self.staging.stage(batch, "incident_action", {
+            "id": self.staging.allocate(batch, "incident_action"), "incident_id": incident_id, "arbiter": who.name,
             "role": who.role.value, "action": "evidence", "note": note, "verdict": detail, "created_ms": server_now,
         })  # fmt: skip
         self.audit(connection, batch, server_now, who.label, "incident.evidence", f"incident:{incident_id}",
@@ -976,29 +888,6 @@ def game_action_event(
             at, arbiter, role, reason, player=target, offence=offence, evidence=tuple(evidence), disqualify=disqualify
         )
     raise BadRequestError(f"unknown action {action!r}: expected one of {', '.join(GAME_ACTIONS)}")
-
-
-class RawJson(str):
-    """JSON text that is already serialised (a delivery's body as received)."""
-
-
-def _insert_many(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-    """One executemany straight to the driver: the hot path of every delivery, without SQLAlchemy's per-row
-    processing.  JSON columns are serialised here (a delivery's body is stored as the text that was received)."""
-    columns = [column.name for column in table.columns]
-    json_columns = {column.name for column in table.columns if isinstance(column.type, JSON)}
-    marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-    sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join([marker] * len(columns))})"
-    values = []
-    for row in rows:
-        record = []
-        for name in columns:
-            value = row.get(name)
-            if name in json_columns and value is not None and not isinstance(value, RawJson):
-                value = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-            record.append(value)
-        values.append(tuple(record))
-    connection.exec_driver_sql(sql, values)
 
 
 def deadline_of(state: Adjudication) -> int | None:

@@ -1,7 +1,7 @@
 """The writer: one thread that owns every write, with group commit.
 
 Request handlers submit jobs and await them.  The thread takes every job waiting, runs them in one transaction
-against a staging :class:`~proctor.service.Batch`, commits, and only then makes the staged state visible and
+against a staging :class:`~proctor.staging.Batch`, commits, and only then makes the staged state visible and
 resolves the jobs' futures: so a 2xx is never sent for anything that is not stored, many concurrent deliveries share
 one commit (one fsync), and a job that fails its checks raises before it writes anything.
 """
@@ -19,7 +19,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 
 from proctor.errors import ServiceError
-from proctor.service import Batch, Notice, Service
+from proctor.service import Service
+from proctor.staging import Batch, Notice
 
 log = logging.getLogger("proctor.writer")
 
