@@ -1,4 +1,5 @@
-"""The audit log's verification: ``proctor audit verify``.
+"""The audit log: a hash chain of entries, appended as changes are staged, and its verification (``proctor audit
+verify``).
 
 Each entry's hash covers its content and the previous entry's hash, so an edited entry breaks its own hash and a
 deleted one breaks the chain (and leaves a gap in the ids); the feed deliveries, incidents, arbiters' camera actions
@@ -8,13 +9,56 @@ entries together with nothing else is caught too.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
 from proctor.models import Appeal, AppealDecision, AppealVote, AuditEntry, CameraAction, FeedDelivery, Incident
-from proctor.service import GENESIS, audit_hash
+from proctor.staging import Batch, Staging
+
+GENESIS = "0" * 64
+"""The previous hash of the first entry."""
+
+
+def audit_hash(previous: str, at: int, actor: str, action: str, subject: str, detail: dict[str, Any]) -> str:
+    canonical = json.dumps(
+        {"prev": previous, "at": at, "actor": actor, "action": action, "subject": subject, "detail": detail},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class AuditChain:
+    """The chain's head as committed, and the appending of entries to a batch (on the writer thread)."""
+
+    def __init__(self, staging: Staging) -> None:
+        self.staging = staging
+        self.last_hash = GENESIS
+
+    def load(self, connection: Connection) -> None:
+        head = connection.execute(select(col(AuditEntry.hash)).order_by(col(AuditEntry.id).desc()).limit(1)).scalar()
+        self.last_hash = head or GENESIS
+
+    def append(self, batch: Batch, at: int, actor: str, action: str, subject: str, detail: dict[str, Any]) -> None:
+        """Append a hash-chained audit entry (no personal data: ids and references only)."""
+        previous = batch.last_hash or self.last_hash
+        digest = audit_hash(previous, at, actor, action, subject, detail)
+        self.staging.stage(batch, "audit_entry", {
+            "id": self.staging.allocate(batch, "audit_entry"), "at_ms": at, "actor": actor, "action": action,
+            "subject": subject, "detail": detail, "prev_hash": previous, "hash": digest,
+        })  # fmt: skip
+        batch.last_hash = digest
+
+    def commit(self, batch: Batch) -> None:
+        """Make a committed batch's last entry the head."""
+        if batch.last_hash is not None:
+            self.last_hash = batch.last_hash
 
 
 @dataclass(frozen=True)

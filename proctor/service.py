@@ -12,7 +12,6 @@ game_event log reproduces the state exactly.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -39,10 +38,10 @@ from engine.openings import Player
 from engine.penalties import Ladder, PenaltyPolicy
 from proctor import feed
 from proctor.accounts import Identity
+from proctor.audit import AuditChain
 from proctor.codec import event_from_dict, event_to_dict
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError
 from proctor.models import (
-    AuditEntry,
     FeedDelivery,
     Game,
     GameEvent,
@@ -171,9 +170,6 @@ class DeliveryResult:
         return body
 
 
-GENESIS = "0" * 64
-
-
 class Service:
     """Platforms, live games, incidents and the audit chain.  Mutated only on the writer thread."""
 
@@ -182,8 +178,8 @@ class Service:
         self.games: dict[int, LiveGame] = {}
         self.by_external: dict[tuple[int, str], int] = {}
         self.platforms: dict[str, tuple[int, tuple[str, ...]]] = {}
-        self.last_hash = GENESIS
         self.staging = Staging()
+        self.audit_chain = AuditChain(self.staging)
         self.seen = SeenFilter()
 
     # --- Loading ------------------------------------------------------------------------------------------------
@@ -191,8 +187,7 @@ class Service:
     def load(self, connection: Connection) -> None:
         """Platforms, the audit chain's head, and every unfinished game (snapshot + the events after it)."""
         self.reload_platforms(connection)
-        head = connection.execute(select(col(AuditEntry.hash)).order_by(col(AuditEntry.id).desc()).limit(1)).scalar()
-        self.last_hash = head or GENESIS
+        self.audit_chain.load(connection)
         self.staging.load(connection)
         received = connection.execute(select(func.count()).select_from(FEED_TABLE)).scalar_one()
         self.seen = SeenFilter(expected=max(1_000_000, 4 * received))
@@ -259,8 +254,7 @@ class Service:
         for game in batch.games.values():
             self.games[game.id] = game
             self.by_external[(game.platform_id, game.external_id)] = game.id
-        if batch.last_hash is not None:
-            self.last_hash = batch.last_hash
+        self.audit_chain.commit(batch)
         self.staging.commit(batch)
         for platform_id, webhook_id in batch.webhooks:
             self.seen.add(f"{platform_id}:{webhook_id}")
@@ -282,13 +276,7 @@ class Service:
         detail: dict[str, Any],
     ) -> None:
         """Append a hash-chained audit entry (no personal data: ids and references only)."""
-        previous = batch.last_hash or self.last_hash
-        digest = audit_hash(previous, at, actor, action, subject, detail)
-        self.staging.stage(batch, "audit_entry", {
-            "id": self.staging.allocate(batch, "audit_entry"), "at_ms": at, "actor": actor, "action": action,
-            "subject": subject, "detail": detail, "prev_hash": previous, "hash": digest,
-        })  # fmt: skip
-        batch.last_hash = digest
+        self.audit_chain.append(batch, at, actor, action, subject, detail)
 
     # --- Incidents ----------------------------------------------------------------------------------------------
 
@@ -893,16 +881,6 @@ def game_action_event(
 def deadline_of(state: Adjudication) -> int | None:
     deadline = state.next_deadline()
     return deadline[0] if deadline else None
-
-
-def audit_hash(previous: str, at: int, actor: str, action: str, subject: str, detail: dict[str, Any]) -> str:
-    canonical = json.dumps(
-        {"prev": previous, "at": at, "actor": actor, "action": action, "subject": subject, "detail": detail},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 # --- Read side ------------------------------------------------------------------------------------------------------
