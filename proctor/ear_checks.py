@@ -34,8 +34,8 @@ from sqlmodel import col
 
 from engine.adjudication import Adjudication
 from proctor.errors import ConflictError
+from proctor.live_games import LiveGame
 from proctor.models import CameraAction, Game, Pairing, Player, Section
-from proctor.service import LiveGame
 from proctor.wall_clock import now_ms
 
 if TYPE_CHECKING:

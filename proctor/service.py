@@ -12,9 +12,8 @@ game_event log reproduces the state exactly.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection, func, select
@@ -26,11 +25,8 @@ from engine.adjudication import (
     Adjudication,
     AdjudicationError,
     AdjudicationSettings,
-    restore,
-    settings_from_dict,
     settings_to_dict,
 )
-from engine.board import Color, format_point
 from engine.clock import find_time_control
 from engine.errors import EngineError
 from engine.game import GameSettings
@@ -39,12 +35,10 @@ from engine.penalties import Ladder, PenaltyPolicy
 from proctor import feed
 from proctor.accounts import Identity
 from proctor.audit import AuditChain
-from proctor.codec import event_from_dict, event_to_dict
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError
+from proctor.game_views import result_json
+from proctor.live_games import Held, LiveGame, LiveGames
 from proctor.models import (
-    FeedDelivery,
-    Game,
-    GameEvent,
     Incident,
     Pairing,
     Platform,
@@ -123,33 +117,6 @@ def find_pairing(connection: Connection, external_id: str, setup: feed.GameSetup
     )  # fmt: skip
 
 
-# --- Live games ---------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Held:
-    delivery_id: int
-    message: feed.FeedMessage
-
-
-@dataclass(frozen=True, slots=True)
-class LiveGame:
-    """A game as the service holds it in memory; replaced, never mutated."""
-
-    id: int
-    platform_id: int
-    external_id: str
-    refs: dict[str, Player]
-    state: Adjudication
-    last_seq: int
-    applied: int
-    snapshot_applied: int
-    held: dict[int, Held] = field(default_factory=dict)
-    gap_since_ms: int | None = None
-    gap_reported: bool = False
-    incidents: int = 0
-
-
 # --- Results of a delivery ------------------------------------------------------------------------------------------
 
 
@@ -175,12 +142,21 @@ class Service:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.games: dict[int, LiveGame] = {}
-        self.by_external: dict[tuple[int, str], int] = {}
         self.platforms: dict[str, tuple[int, tuple[str, ...]]] = {}
         self.staging = Staging()
         self.audit_chain = AuditChain(self.staging)
+        self.live = LiveGames(settings, self.staging, self.audit_chain)
         self.seen = SeenFilter()
+
+    @property
+    def games(self) -> dict[int, LiveGame]:
+        """The games as committed, by service id."""
+        return self.live.games
+
+    @property
+    def by_external(self) -> dict[tuple[int, str], int]:
+        """Service game ids by platform id and platform game id."""
+        return self.live.by_external
 
     # --- Loading ------------------------------------------------------------------------------------------------
 
@@ -193,11 +169,7 @@ class Service:
         self.seen = SeenFilter(expected=max(1_000_000, 4 * received))
         for platform_id, webhook_id in connection.execute(select(FEED_TABLE.c.platform_id, FEED_TABLE.c.webhook_id)):
             self.seen.add(f"{platform_id}:{webhook_id}")
-        rows = connection.execute(select(Game)).all()
-        for row in rows:
-            game = self._load_game(connection, row._mapping)
-            self.by_external[(game.platform_id, game.external_id)] = game.id
-            self.games[game.id] = game
+        self.live.load(connection)
 
     def reload_platforms(self, connection: Connection) -> None:
         platforms = {row.id: row.name for row in connection.execute(select(col(Platform.id), col(Platform.name)))}
@@ -210,50 +182,12 @@ class Service:
             secrets[row.platform_id].append(row.secret)
         self.platforms = {name: (pid, tuple(secrets[pid])) for pid, name in platforms.items()}
 
-    def _load_game(self, connection: Connection, row: Any) -> LiveGame:
-        settings = settings_from_dict(row["settings"])
-        if row["snapshot"] is not None:
-            state = restore(row["snapshot"])
-            start = row["snapshot_applied"]
-        else:
-            state, start = Adjudication.new(settings), 0
-        events = connection.execute(
-            select(col(GameEvent.event))
-            .where(col(GameEvent.game_id) == row["id"], col(GameEvent.position) >= start)
-            .order_by(col(GameEvent.position))
-        ).scalars()
-        for data in events:
-            state = state.apply(event_from_dict(data))
-        held: dict[int, Held] = {}
-        for delivery in connection.execute(
-            select(col(FeedDelivery.id), col(FeedDelivery.body)).where(
-                col(FeedDelivery.game_id) == row["id"], col(FeedDelivery.seq) > row["last_seq"]
-            )
-        ):
-            message = feed.parse_message(json.dumps(delivery.body).encode())
-            held[message.seq] = Held(delivery.id, message)
-        refs = {row["black_ref"]: Player.FIRST, row["white_ref"]: Player.SECOND}
-        return LiveGame(
-            row["id"],
-            row["platform_id"],
-            row["external_id"],
-            refs,
-            state,
-            row["last_seq"],
-            row["applied"],
-            row["snapshot_applied"],
-            held,
-            now_ms() if held else None,
-        )
-
     def game(self, batch: Batch, game_id: int) -> LiveGame:
-        return batch.games.get(game_id) or self.games[game_id]
+        return self.live.game(batch, game_id)
 
     def commit(self, batch: Batch) -> None:
         """Make a committed batch visible."""
-        for game in batch.games.values():
-            self.games[game.id] = game
-            self.by_external[(game.platform_id, game.external_id)] = game.id
+        self.live.commit(batch)
         self.audit_chain.commit(batch)
         self.staging.commit(batch)
         for platform_id, webhook_id in batch.webhooks:
@@ -400,7 +334,7 @@ class Service:
             game = self.game(batch, game_id)
         if not game.held and game.gap_since_ms is not None:
             batch.games[game.id] = replace(game, gap_since_ms=None, gap_reported=False)
-        self._save_game(connection, batch, self.game(batch, game_id), received)
+        self.live.save(batch, self.game(batch, game_id), received)
         return DeliveryResult(status, game_id, tuple(incidents))
 
     def _is_duplicate_seq(
@@ -555,43 +489,12 @@ class Service:
             )
             batch.games[game.id] = replace(game, last_seq=message.seq)
             return "refused"
-        game = self._record(connection, batch, game, "feed", delivery_id, event, after)
+        game = self.live.record(batch, game, "feed", delivery_id, event, after)
         game = replace(game, last_seq=message.seq)
         batch.games[game.id] = game
         if message.type == "move" and "clock_ms" in message.data:
             incidents.extend(self._compare_clock(connection, batch, game, state, message))
         return status
-
-    def _record(
-        self,
-        connection: Connection,
-        batch: Batch,
-        game: LiveGame,
-        source: str,
-        delivery_id: int | None,
-        event: adj.Event,
-        after: Adjudication,
-    ) -> LiveGame:
-        self.staging.stage(batch, "game_event", {
-            "id": self.staging.allocate(batch, "game_event"), "game_id": game.id, "position": game.applied,
-            "source": source, "delivery_id": delivery_id, "at_ms": event.at, "event": event_to_dict(event),
-        })  # fmt: skip
-        new_entries = after.log[len(game.state.log) :]
-        for entry in new_entries:
-            if entry.kind in ("verdict", "verdict-pending", "penalty", "disciplinary-loss"):
-                self.audit(
-                    connection,
-                    batch,
-                    entry.at,
-                    entry.actor or "service",
-                    f"game.{entry.kind}",
-                    f"game:{game.id}",
-                    {"text": entry.text, "article": entry.article},
-                )
-        updated = replace(game, state=after, applied=game.applied + 1)
-        batch.games[game.id] = updated
-        batch.notices.append(Notice("game", game_summary(updated)))
-        return updated
 
     def _refusal_summary(self, game: LiveGame, message: feed.FeedMessage, error: AdjudicationError) -> str:
         if game.state.is_over:
@@ -652,29 +555,6 @@ class Service:
             )
         ]
 
-    def _save_game(self, connection: Connection, batch: Batch, game: LiveGame, at: int) -> None:
-        state = game.state
-        outcome = state.outcome
-        values: dict[str, Any] = {
-            "last_seq": game.last_seq,
-            "applied": game.applied,
-            "status": "over" if outcome else ("live" if state.started else "scheduled"),
-            "winner": (outcome.winner.value if outcome.winner else None) if outcome else None,
-            "reason": outcome.termination.value if outcome else None,
-            "article": outcome.article if outcome else None,
-            "next_deadline_ms": deadline_of(state),
-            "updated_ms": at,
-        }
-        if outcome is not None or game.applied - game.snapshot_applied >= self.settings.snapshot_every:
-            values["snapshot"] = state.to_dict()
-            values["snapshot_applied"] = game.applied
-            game = replace(game, snapshot_applied=game.applied)
-            batch.games[game.id] = game
-        staged = batch.updates.get(game.id)
-        if staged is not None and "snapshot" in staged and "snapshot" not in values:
-            values["snapshot"], values["snapshot_applied"] = staged["snapshot"], staged["snapshot_applied"]
-        batch.updates[game.id] = values
-
     # --- Deadlines and gaps -------------------------------------------------------------------------------------
 
     def fire_deadlines(self, connection: Connection, batch: Batch, game_id: int, server_now: int) -> bool:
@@ -688,10 +568,10 @@ class Service:
             at = max(deadline[0], game.state.now)
             event = adj.Tick(at + (1 if deadline[1] == "arrival" else 0))
             after = game.state.apply(event)
-            game = self._record(connection, batch, game, "deadline", None, event, after)
+            game = self.live.record(batch, game, "deadline", None, event, after)
             changed = True
         if changed:
-            self._save_game(connection, batch, game, server_now)
+            self.live.save(batch, game, server_now)
         return changed
 
     def report_gap(self, connection: Connection, batch: Batch, game_id: int, server_now: int) -> bool:
@@ -723,14 +603,14 @@ class Service:
         self, connection: Connection, batch: Batch, game_id: int, make: Callable[[int], adj.Event], server_now: int
     ) -> LiveGame:
         """Apply an arbiter's action to a game at the server's time (AdjudicationError: nothing is staged)."""
-        if game_id not in self.games and game_id not in batch.games:
+        if not self.live.knows(batch, game_id):
             raise NotFoundError(f"no game {game_id}")
         game = self.game(batch, game_id)
         at = max(server_now, game.state.now)
         event = make(at)
         after = game.state.apply(event)
-        game = self._record(connection, batch, game, "arbiter", None, event, after)
-        self._save_game(connection, batch, game, server_now)
+        game = self.live.record(batch, game, "arbiter", None, event, after)
+        self.live.save(batch, game, server_now)
         return self.game(batch, game_id)
 
     def raise_incident(
@@ -740,7 +620,7 @@ class Service:
     ) -> int:  # fmt: skip
         game = None
         if game_id is not None:
-            if game_id not in self.games and game_id not in batch.games:
+            if not self.live.knows(batch, game_id):
                 raise NotFoundError(f"no game {game_id}")
             game = self.game(batch, game_id)
             if player_ref is not None and player_ref not in game.refs:
@@ -876,87 +756,3 @@ def game_action_event(
             at, arbiter, role, reason, player=target, offence=offence, evidence=tuple(evidence), disqualify=disqualify
         )
     raise BadRequestError(f"unknown action {action!r}: expected one of {', '.join(GAME_ACTIONS)}")
-
-
-def deadline_of(state: Adjudication) -> int | None:
-    deadline = state.next_deadline()
-    return deadline[0] if deadline else None
-
-
-# --- Read side ------------------------------------------------------------------------------------------------------
-
-
-def game_summary(game: LiveGame) -> dict[str, Any]:
-    state = game.state
-    outcome = state.outcome
-    return {
-        "id": game.id,
-        "external_id": game.external_id,
-        "status": "over" if outcome else ("live" if state.started else "scheduled"),
-        "ply": state.game.ply,
-        "result": result_json(state),
-    }
-
-
-def result_json(state: Adjudication) -> dict[str, Any] | None:
-    outcome = state.outcome
-    if outcome is None:
-        return None
-    return {
-        "winner": outcome.winner.value if outcome.winner else None,
-        "reason": outcome.termination.value,
-        "article": outcome.article,
-        "double_loss": outcome.double_loss,
-        "at": outcome.at,
-    }
-
-
-def game_view(game: LiveGame, refs_by_player: dict[Player, str], server_now: int) -> dict[str, Any]:
-    state = game.state
-    now = max(server_now, state.now) if state.running else state.now
-    position = state.game.position
-    due = state.game.due()
-    return {
-        **game_summary(game),
-        "platform_game_id": game.external_id,
-        "rule": state.game.rules.name,
-        "opening": state.game.opening.name,
-        "players": {
-            "black": refs_by_player[state.game.black_player],
-            "white": refs_by_player[state.game.black_player.other],
-        },
-        "moves": [action.token() for action in state.game.actions],
-        "position": {
-            "black": [format_point(p) for p in position.points_of(Color.BLACK)],
-            "white": [format_point(p) for p in position.points_of(Color.WHITE)],
-        },
-        "to_move": state.game.to_move.value,
-        "opening_due": None
-        if due is None
-        else {
-            "player": refs_by_player[due.actor],
-            "options": sorted(o.value for o in due.options),
-            "article": due.article,
-            "prompt": due.prompt,
-        },
-        "clocks": {
-            refs_by_player[p]: {"remaining_ms": state.remaining(p, now), "used_ms": state.clock.used_of(p)}
-            for p in (Player.FIRST, Player.SECOND)
-        },
-        "running": [refs_by_player[p] for p in sorted(state.clock.charged, key=lambda p: p.value)]
-        if state.running
-        else [],
-        "pending_verdict": None
-        if state.pending_verdict is None
-        else {
-            "winner": state.pending_verdict.winner.value if state.pending_verdict.winner else None,
-            "reason": state.pending_verdict.termination.value,
-            "article": state.pending_verdict.article,
-        },
-        "verdicts": [
-            {"at": e.at, "kind": e.kind, "text": e.text, "article": e.article, "actor": e.actor, "cause": e.cause}
-            for e in state.log
-        ],
-        "feed": {"last_seq": game.last_seq, "held": sorted(game.held), "events_applied": game.applied},
-        "next_deadline_ms": deadline_of(state),
-    }

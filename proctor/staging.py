@@ -16,7 +16,7 @@ from sqlalchemy import JSON, Connection, Table, bindparam, func, select, update
 from proctor.models import AuditEntry, FeedDelivery, Game, GameEvent, Incident, IncidentAction
 
 if TYPE_CHECKING:
-    from proctor.service import LiveGame
+    from proctor.live_games import LiveGame
 
 
 def table_of(model: Any) -> Table:
