@@ -12,7 +12,6 @@ game_event log reproduces the state exactly.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,7 +19,6 @@ from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
 from engine import adjudication as adj
-from engine.actions import parse_action
 from engine.adjudication import (
     Adjudication,
     AdjudicationError,
@@ -33,13 +31,12 @@ from engine.game import GameSettings
 from engine.openings import Player
 from engine.penalties import Ladder, PenaltyPolicy
 from proctor import feed
-from proctor.accounts import Identity
 from proctor.audit import AuditChain
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError
-from proctor.game_views import result_json
+from proctor.game_actions import GameActions
+from proctor.incidents import Incidents
 from proctor.live_games import Held, LiveGame, LiveGames
 from proctor.models import (
-    Incident,
     Pairing,
     Platform,
     PlatformSecret,
@@ -50,7 +47,6 @@ from proctor.models import Player as PlayerRow
 from proctor.seen import SeenFilter
 from proctor.settings import Settings
 from proctor.staging import FEED_TABLE, Batch, Notice, RawJson, Staging, table_of
-from proctor.wall_clock import now_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +142,12 @@ class Service:
         self.staging = Staging()
         self.audit_chain = AuditChain(self.staging)
         self.live = LiveGames(settings, self.staging, self.audit_chain)
+        self.game_actions = GameActions(self.live)
+        self.incidents = Incidents(self.staging, self.audit_chain, self.live, self.game_actions)
+        self.arbiter_event = self.game_actions.apply
+        self.raise_incident = self.incidents.raise_incident
+        self.act_on_incident = self.incidents.act_on_incident
+        self.add_evidence = self.incidents.add_evidence
         self.seen = SeenFilter()
 
     @property
@@ -211,57 +213,6 @@ class Service:
     ) -> None:
         """Append a hash-chained audit entry (no personal data: ids and references only)."""
         self.audit_chain.append(batch, at, actor, action, subject, detail)
-
-    # --- Incidents ----------------------------------------------------------------------------------------------
-
-    def incident(
-        self,
-        connection: Connection,
-        batch: Batch,
-        game: LiveGame | None,
-        kind: str,
-        summary: str,
-        *,
-        source: str,
-        article: str | None = None,
-        evidence: dict[str, Any] | None = None,
-        player_ref: str | None = None,
-        at: int | None = None,
-    ) -> int:
-        at = at if at is not None else now_ms()
-        incident_id = self.staging.allocate(batch, "incident")
-        self.staging.stage(batch, "incident", {
-            "id": incident_id, "game_id": game.id if game else None, "player_ref": player_ref, "kind": kind,
-            "source": source, "article": article, "confidence": None, "summary": summary, "evidence": evidence or {},
-            "created_ms": at,
-        })  # fmt: skip
-        self.audit(
-            connection,
-            batch,
-            at,
-            source,
-            "incident.raised",
-            f"incident:{incident_id}",
-            {
-                "kind": kind,
-                "game": game.id if game else None,
-                "article": article,
-                "media_sha256": (evidence or {}).get("sha256"),
-            },
-        )
-        batch.notices.append(
-            Notice(
-                "incident",
-                {
-                    "id": incident_id,
-                    "game": game.id if game else None,
-                    "kind": kind,
-                    "article": article,
-                    "summary": summary,
-                },
-            )
-        )
-        return incident_id
 
     # --- Deliveries ---------------------------------------------------------------------------------------------
 
@@ -440,8 +391,7 @@ class Service:
             game = batch.games[game_id]
             for problem in link.disagreements(setup):
                 incidents.append(
-                    self.incident(
-                        connection,
+                    self.incidents.incident(
                         batch,
                         game,
                         "pairing-mismatch",
@@ -475,8 +425,7 @@ class Service:
         except AdjudicationError as error:
             summary = self._refusal_summary(game, message, error)
             incidents.append(
-                self.incident(
-                    connection,
+                self.incidents.incident(
                     batch,
                     game,
                     "platform-disagreement",
@@ -514,8 +463,7 @@ class Service:
             + (f"has {ours} by {outcome.termination.value} ({outcome.article})" if outcome else "has no result yet")
         )
         return [
-            self.incident(
-                connection,
+            self.incidents.incident(
                 batch,
                 game,
                 "result-mismatch",
@@ -542,8 +490,7 @@ class Service:
             f"{ours} ms ({theirs - ours:+d} ms)"
         )
         return [
-            self.incident(
-                connection,
+            self.incidents.incident(
                 batch,
                 game,
                 "clock-mismatch",
@@ -584,8 +531,7 @@ class Service:
             f"feed gap: seq {game.last_seq + 1} has not arrived for "
             f"{(server_now - game.gap_since_ms) / 1000:.0f} s; {len(game.held)} later event(s) are held"
         )
-        self.incident(
-            connection,
+        self.incidents.incident(
             batch,
             game,
             "feed-gap",
@@ -596,163 +542,3 @@ class Service:
         )
         batch.games[game.id] = replace(game, gap_reported=True)
         return True
-
-    # --- Arbiter actions ----------------------------------------------------------------------------------------
-
-    def arbiter_event(
-        self, connection: Connection, batch: Batch, game_id: int, make: Callable[[int], adj.Event], server_now: int
-    ) -> LiveGame:
-        """Apply an arbiter's action to a game at the server's time (AdjudicationError: nothing is staged)."""
-        if not self.live.knows(batch, game_id):
-            raise NotFoundError(f"no game {game_id}")
-        game = self.game(batch, game_id)
-        at = max(server_now, game.state.now)
-        event = make(at)
-        after = game.state.apply(event)
-        game = self.live.record(batch, game, "arbiter", None, event, after)
-        self.live.save(batch, game, server_now)
-        return self.game(batch, game_id)
-
-    def raise_incident(
-        self, connection: Connection, batch: Batch, game_id: int | None, kind: str, summary: str, *, source: str,
-        article: str | None = None, evidence: dict[str, Any] | None = None, player_ref: str | None = None,
-        at: int | None = None, confidence: float | None = None,
-    ) -> int:  # fmt: skip
-        game = None
-        if game_id is not None:
-            if not self.live.knows(batch, game_id):
-                raise NotFoundError(f"no game {game_id}")
-            game = self.game(batch, game_id)
-            if player_ref is not None and player_ref not in game.refs:
-                raise BadRequestError(f"'player' must be one of this game's player ids: {', '.join(sorted(game.refs))}")
-        incident_id = self.incident(connection, batch, game, kind, summary, source=source, article=article,
-                                    evidence=evidence, player_ref=player_ref, at=at)  # fmt: skip
-        if confidence is not None:
-            batch.rows["incident"][-1]["confidence"] = confidence
-        return incident_id
-
-    def act_on_incident(
-        self, connection: Connection, batch: Batch, incident_id: int, who: Identity, action: str, note: str,
-        offence: str | None, player_ref: str | None, server_now: int,
-    ) -> dict[str, Any]:  # fmt: skip
-        """An arbiter's action on an incident: confirm, dismiss, note, or a penalty applied to its game."""
-        row = connection.execute(select(table_of(Incident)).where(table_of(Incident).c.id == incident_id)).first()
-        if row is None:
-            raise NotFoundError(f"no incident {incident_id}")
-        if action not in ("confirm", "dismiss", "note", "penalty"):
-            raise BadRequestError("'action' must be confirm, dismiss, note or penalty")
-        verdict: dict[str, Any] | None = None
-        if action == "penalty":
-            if row.game_id is None:
-                raise BadRequestError("this incident is not about a game: no penalty can follow from it")
-            target = player_ref or row.player_ref
-            game = self.game(batch, row.game_id)
-            evidence = [f"incident:{incident_id}", *(row.evidence or {}).get("media", [])]
-            make = game_action_event(
-                "penalty", {"player": target, "offence": offence, "evidence": evidence}, who, note, game.refs
-            )
-            before = len(game.state.penalties.penalties)
-            updated = self.arbiter_event(connection, batch, row.game_id, make, server_now)
-            penalty = updated.state.penalties.penalties[before]
-            verdict = {
-                "penalty": penalty.kind.value, "offence": penalty.offence, "articles": penalty.articles,
-                "reason": penalty.reason, "player": target,
-                "game_result": result_json(updated.state),
-            }  # fmt: skip
-        self.staging.stage(batch, "incident_action", {
-            "id": self.staging.allocate(batch, "incident_action"), "incident_id": incident_id, "arbiter": who.name,
-            "role": who.role.value, "action": action, "note": note, "verdict": verdict, "created_ms": server_now,
-        })  # fmt: skip
-        self.audit(connection, batch, server_now, who.label, f"incident.{action}", f"incident:{incident_id}",
-                   {"verdict": verdict})  # fmt: skip
-        batch.notices.append(Notice("incident-action", {"incident": incident_id, "action": action, "verdict": verdict}))
-        return {"incident": incident_id, "action": action, "verdict": verdict}
-
-    def add_evidence(
-        self, connection: Connection, batch: Batch, incident_id: int, who: Identity, media: str, sha256: str,
-        note: str, server_now: int,
-    ) -> dict[str, Any]:  # fmt: skip
-        """Evidence that came after the incident was raised (a clip): an ``evidence`` action naming the file, with
-        its SHA-256 in the audit log."""
-        if (
-            connection.execute(select(table_of(Incident).c.id).where(table_of(Incident).c.id == incident_id)).first()
-            is None
-        ):
-            raise NotFoundError(f"no incident {incident_id}")
-        detail = {"evidence": {"media": [media], "sha256": sha256}}
-        self.staging.stage(batch, "incident_action", {
-            "id": self.staging.allocate(batch, "incident_action"), "incident_id": incident_id, "arbiter": who.name,
-            "role": who.role.value, "action": "evidence", "note": note, "verdict": detail, "created_ms": server_now,
-        })  # fmt: skip
-        self.audit(connection, batch, server_now, who.label, "incident.evidence", f"incident:{incident_id}",
-                   {"media_sha256": sha256})  # fmt: skip
-        batch.notices.append(Notice("incident-action", {"incident": incident_id, "action": "evidence"}))
-        return {"incident": incident_id, "action": "evidence"}
-
-
-GAME_ACTIONS = (
-    "pause", "resume", "adjust", "split", "suspend", "resume-game", "confirm-verdict", "overrule",
-    "confirm-result", "declare-result", "penalty",
-)  # fmt: skip
-
-
-def game_action_event(
-    action: str, params: dict[str, Any], who: Identity, reason: str, refs: dict[str, Player]
-) -> Callable[[int], adj.Event]:
-    """The engine event an arbiter's action on a game stands for; :class:`BadRequestError` if malformed."""
-    arbiter, role = who.name, who.role
-
-    def player(name: str = "player") -> Player:
-        ref = params.get(name)
-        if not isinstance(ref, str) or ref not in refs:
-            raise BadRequestError(f"'{name}' must be one of this game's player ids: {', '.join(sorted(refs))}")
-        return refs[ref]
-
-    def number(name: str) -> int:
-        value = params.get(name)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise BadRequestError(f"'{name}' must be a whole number of milliseconds")
-        return value
-
-    if action == "pause":
-        return lambda at: adj.ClockPaused(at, arbiter, role, reason)
-    if action == "resume":
-        return lambda at: adj.ClockResumed(at, arbiter, role, reason)
-    if action == "adjust":
-        target, delta = player(), number("delta_ms")
-        return lambda at: adj.TimeAdjusted(at, arbiter, role, reason, player=target, delta_ms=delta)
-    if action == "split":
-        return lambda at: adj.SharedTimeSplit(at, arbiter, role, reason)
-    if action == "suspend":
-        sealed_text = params.get("sealed_move")
-        try:
-            sealed = parse_action(sealed_text) if isinstance(sealed_text, str) else None
-        except EngineError as error:
-            raise BadRequestError(f"'sealed_move': {error}") from None
-        round_wide = bool(params.get("round_wide", False))
-        return lambda at: adj.GameSuspended(at, arbiter, role, reason, sealed_move=sealed, round_wide=round_wide)
-    if action == "resume-game":
-        return lambda at: adj.GameResumed(at, arbiter, role, reason)
-    if action == "confirm-verdict":
-        return lambda at: adj.VerdictConfirmed(at, arbiter, role, reason)
-    if action == "overrule":
-        add = number("add_ms") if "add_ms" in params else 0
-        return lambda at: adj.VerdictOverruled(at, arbiter, role, reason, add_ms=add)
-    if action == "confirm-result":
-        return lambda at: adj.ResultConfirmed(at, arbiter, role, reason)
-    if action == "declare-result":
-        winner = None if params.get("winner") is None else player("winner")
-        return lambda at: adj.ResultDeclared(at, arbiter, role, reason, winner=winner)
-    if action == "penalty":
-        target = player()
-        offence = params.get("offence")
-        if not isinstance(offence, str) or not offence:
-            raise BadRequestError("'offence' must be the article of the offence, e.g. '17.4' or '36.2'")
-        evidence = params.get("evidence", [])
-        if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
-            raise BadRequestError("'evidence' must be a list of references (incident ids, media)")
-        disqualify = bool(params.get("disqualify", False))
-        return lambda at: adj.PenaltyImposed(
-            at, arbiter, role, reason, player=target, offence=offence, evidence=tuple(evidence), disqualify=disqualify
-        )
-    raise BadRequestError(f"unknown action {action!r}: expected one of {', '.join(GAME_ACTIONS)}")

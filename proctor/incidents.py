@@ -1,0 +1,150 @@
+"""Incidents: raised by the feed's checks, the rules, the cameras, a player or an arbiter, and the arbiters' actions
+on them (confirm, dismiss, note, a penalty for their game, evidence that came later), each audited."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, select
+
+from proctor.accounts import Identity
+from proctor.audit import AuditChain
+from proctor.errors import BadRequestError, NotFoundError
+from proctor.game_actions import GameActions, game_action_event
+from proctor.game_views import result_json
+from proctor.live_games import LiveGame, LiveGames
+from proctor.models import Incident
+from proctor.staging import Batch, Notice, Staging, table_of
+from proctor.wall_clock import now_ms
+
+
+class Incidents:
+    def __init__(self, staging: Staging, audit_chain: AuditChain, live: LiveGames, game_actions: GameActions) -> None:
+        self.staging = staging
+        self.audit_chain = audit_chain
+        self.live = live
+        self.game_actions = game_actions
+
+    def incident(
+        self,
+        batch: Batch,
+        game: LiveGame | None,
+        kind: str,
+        summary: str,
+        *,
+        source: str,
+        article: str | None = None,
+        evidence: dict[str, Any] | None = None,
+        player_ref: str | None = None,
+        at: int | None = None,
+    ) -> int:
+        """Stage an incident (and its audit entry and notice); its id."""
+        at = at if at is not None else now_ms()
+        incident_id = self.staging.allocate(batch, "incident")
+        self.staging.stage(batch, "incident", {
+            "id": incident_id, "game_id": game.id if game else None, "player_ref": player_ref, "kind": kind,
+            "source": source, "article": article, "confidence": None, "summary": summary, "evidence": evidence or {},
+            "created_ms": at,
+        })  # fmt: skip
+        self.audit_chain.append(
+            batch,
+            at,
+            source,
+            "incident.raised",
+            f"incident:{incident_id}",
+            {
+                "kind": kind,
+                "game": game.id if game else None,
+                "article": article,
+                "media_sha256": (evidence or {}).get("sha256"),
+            },
+        )
+        batch.notices.append(
+            Notice(
+                "incident",
+                {
+                    "id": incident_id,
+                    "game": game.id if game else None,
+                    "kind": kind,
+                    "article": article,
+                    "summary": summary,
+                },
+            )
+        )
+        return incident_id
+
+    def raise_incident(
+        self, connection: Connection, batch: Batch, game_id: int | None, kind: str, summary: str, *, source: str,
+        article: str | None = None, evidence: dict[str, Any] | None = None, player_ref: str | None = None,
+        at: int | None = None, confidence: float | None = None,
+    ) -> int:  # fmt: skip
+        game = None
+        if game_id is not None:
+            if not self.live.knows(batch, game_id):
+                raise NotFoundError(f"no game {game_id}")
+            game = self.live.game(batch, game_id)
+            if player_ref is not None and player_ref not in game.refs:
+                raise BadRequestError(f"'player' must be one of this game's player ids: {', '.join(sorted(game.refs))}")
+        incident_id = self.incident(batch, game, kind, summary, source=source, article=article,
+                                    evidence=evidence, player_ref=player_ref, at=at)  # fmt: skip
+        if confidence is not None:
+            batch.rows["incident"][-1]["confidence"] = confidence
+        return incident_id
+
+    def act_on_incident(
+        self, connection: Connection, batch: Batch, incident_id: int, who: Identity, action: str, note: str,
+        offence: str | None, player_ref: str | None, server_now: int,
+    ) -> dict[str, Any]:  # fmt: skip
+        """An arbiter's action on an incident: confirm, dismiss, note, or a penalty applied to its game."""
+        row = connection.execute(select(table_of(Incident)).where(table_of(Incident).c.id == incident_id)).first()
+        if row is None:
+            raise NotFoundError(f"no incident {incident_id}")
+        if action not in ("confirm", "dismiss", "note", "penalty"):
+            raise BadRequestError("'action' must be confirm, dismiss, note or penalty")
+        verdict: dict[str, Any] | None = None
+        if action == "penalty":
+            if row.game_id is None:
+                raise BadRequestError("this incident is not about a game: no penalty can follow from it")
+            target = player_ref or row.player_ref
+            game = self.live.game(batch, row.game_id)
+            evidence = [f"incident:{incident_id}", *(row.evidence or {}).get("media", [])]
+            make = game_action_event(
+                "penalty", {"player": target, "offence": offence, "evidence": evidence}, who, note, game.refs
+            )
+            before = len(game.state.penalties.penalties)
+            updated = self.game_actions.apply(connection, batch, row.game_id, make, server_now)
+            penalty = updated.state.penalties.penalties[before]
+            verdict = {
+                "penalty": penalty.kind.value, "offence": penalty.offence, "articles": penalty.articles,
+                "reason": penalty.reason, "player": target,
+                "game_result": result_json(updated.state),
+            }  # fmt: skip
+        self.staging.stage(batch, "incident_action", {
+            "id": self.staging.allocate(batch, "incident_action"), "incident_id": incident_id, "arbiter": who.name,
+            "role": who.role.value, "action": action, "note": note, "verdict": verdict, "created_ms": server_now,
+        })  # fmt: skip
+        self.audit_chain.append(batch, server_now, who.label, f"incident.{action}", f"incident:{incident_id}",
+                   {"verdict": verdict})  # fmt: skip
+        batch.notices.append(Notice("incident-action", {"incident": incident_id, "action": action, "verdict": verdict}))
+        return {"incident": incident_id, "action": action, "verdict": verdict}
+
+    def add_evidence(
+        self, connection: Connection, batch: Batch, incident_id: int, who: Identity, media: str, sha256: str,
+        note: str, server_now: int,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Evidence that came after the incident was raised (a clip): an ``evidence`` action naming the file, with
+        its SHA-256 in the audit log."""
+        if (
+            connection.execute(select(table_of(Incident).c.id).where(table_of(Incident).c.id == incident_id)).first()
+            is None
+        ):
+            raise NotFoundError(f"no incident {incident_id}")
+        detail = {"evidence": {"media": [media], "sha256": sha256}}
+        self.staging.stage(batch, "incident_action", {
+            "id": self.staging.allocate(batch, "incident_action"), "incident_id": incident_id, "arbiter": who.name,
+            "role": who.role.value, "action": "evidence", "note": note, "verdict": detail, "created_ms": server_now,
+        })  # fmt: skip
+        self.audit_chain.append(batch, server_now, who.label, "incident.evidence", f"incident:{incident_id}",
+                   {"media_sha256": sha256})  # fmt: skip
+        batch.notices.append(Notice("incident-action", {"incident": incident_id, "action": "evidence"}))
+        return {"incident": incident_id, "action": "evidence"}
