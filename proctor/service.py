@@ -18,7 +18,6 @@ from typing import Any
 from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
-from engine import adjudication as adj
 from engine.adjudication import (
     Adjudication,
     AdjudicationError,
@@ -32,6 +31,7 @@ from engine.openings import Player
 from engine.penalties import Ladder, PenaltyPolicy
 from proctor import feed
 from proctor.audit import AuditChain
+from proctor.deadlines import Deadlines
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError
 from proctor.game_actions import GameActions
 from proctor.incidents import Incidents
@@ -144,6 +144,9 @@ class Service:
         self.live = LiveGames(settings, self.staging, self.audit_chain)
         self.game_actions = GameActions(self.live)
         self.incidents = Incidents(self.staging, self.audit_chain, self.live, self.game_actions)
+        self.deadlines = Deadlines(settings, self.live, self.incidents)
+        self.fire_deadlines = self.deadlines.fire
+        self.report_gap = self.deadlines.report_gap
         self.arbiter_event = self.game_actions.apply
         self.raise_incident = self.incidents.raise_incident
         self.act_on_incident = self.incidents.act_on_incident
@@ -501,44 +504,3 @@ class Service:
                 at=message.at_ms,
             )
         ]
-
-    # --- Deadlines and gaps -------------------------------------------------------------------------------------
-
-    def fire_deadlines(self, connection: Connection, batch: Batch, game_id: int, server_now: int) -> bool:
-        """Apply every deadline of a game that passed more than the grace ago; True if anything changed."""
-        game = self.game(batch, game_id)
-        changed = False
-        while True:
-            deadline = game.state.next_deadline()
-            if deadline is None or deadline[0] + self.settings.deadline_grace_ms > server_now:
-                break
-            at = max(deadline[0], game.state.now)
-            event = adj.Tick(at + (1 if deadline[1] == "arrival" else 0))
-            after = game.state.apply(event)
-            game = self.live.record(batch, game, "deadline", None, event, after)
-            changed = True
-        if changed:
-            self.live.save(batch, game, server_now)
-        return changed
-
-    def report_gap(self, connection: Connection, batch: Batch, game_id: int, server_now: int) -> bool:
-        game = self.game(batch, game_id)
-        if game.gap_since_ms is None or game.gap_reported:
-            return False
-        if server_now - game.gap_since_ms < self.settings.feed_gap_timeout_s * 1000:
-            return False
-        summary = (
-            f"feed gap: seq {game.last_seq + 1} has not arrived for "
-            f"{(server_now - game.gap_since_ms) / 1000:.0f} s; {len(game.held)} later event(s) are held"
-        )
-        self.incidents.incident(
-            batch,
-            game,
-            "feed-gap",
-            summary,
-            source="feed",
-            evidence={"missing_seq": game.last_seq + 1, "held": sorted(game.held)},
-            at=server_now,
-        )
-        batch.games[game.id] = replace(game, gap_reported=True)
-        return True
