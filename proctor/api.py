@@ -25,10 +25,10 @@ from proctor import camera as camera_module
 from proctor.accounts import Identity, find_arbiter
 from proctor.audit import verify_audit
 from proctor.context import CONTEXT, Context
+from proctor.deliveries import DeliveryResult
 from proctor.game_actions import game_action_event
 from proctor.game_views import game_view
 from proctor.models import Game, Pairing, Platform, Section, Tournament
-from proctor.service import DeliveryResult
 from proctor.wall_clock import now_ms
 
 STATUS: Final[dict[type[errors.ServiceError], int]] = {
