@@ -1,4 +1,4 @@
-"""HTTP routes.  Status codes are chosen here and only here (``STATUS``); domain code raises ServiceErrors."""
+"""HTTP routes.  Status codes for errors are chosen in proctor.web.status only; domain code raises ServiceErrors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 import math
 import secrets
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -16,63 +15,22 @@ from aiohttp import web
 from sqlalchemy import func, select
 from sqlmodel import col
 
-from engine.adjudication import AuthorityRefusedError
-from engine.errors import EngineError, IllegalActionError
 from engine.openings import Player
 from engine.penalties import OFFENCES, Role
 from proctor import accounts, appeals, errors, feed, results, review, signatures
 from proctor import camera as camera_module
 from proctor.accounts import Identity, find_arbiter
 from proctor.audit import verify_audit
-from proctor.context import CONTEXT, Context
+from proctor.context import Context
 from proctor.deliveries import DeliveryResult
 from proctor.game_actions import game_action_event
 from proctor.game_views import game_view
 from proctor.models import Game, Pairing, Platform, Section, Tournament
 from proctor.wall_clock import now_ms
-
-STATUS: Final[dict[type[errors.ServiceError], int]] = {
-    errors.BadRequestError: 400,
-    errors.StaleError: 400,
-    errors.UnauthorizedError: 401,
-    errors.ForbiddenError: 403,
-    errors.NotFoundError: 404,
-    errors.ConflictError: 409,
-    errors.OverloadedError: 429,
-    errors.ConfigurationError: 500,
-}
-
-
-def _context(request: web.Request) -> Context:
-    return request.app[CONTEXT]
-
-
-def error_body(code: str, message: str, **detail: Any) -> dict[str, Any]:
-    return {"error": code, "message": message, **detail}
-
-
-@web.middleware
-async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
-    try:
-        response: web.StreamResponse = await handler(request)
-        return response
-    except errors.ServiceError as error:
-        status = next((code for kind, code in STATUS.items() if isinstance(error, kind)), 400)
-        response = web.json_response(error_body(error.code, error.message, **error.detail), status=status)
-        if "retry_after_s" in error.detail:
-            response.headers["Retry-After"] = str(error.detail["retry_after_s"])
-        return response
-    except AuthorityRefusedError as error:
-        return web.json_response(error_body("authority", error.why, article=error.article), status=403)
-    except IllegalActionError as error:
-        return web.json_response(error_body("refused", error.why, article=error.article), status=409)
-    except EngineError as error:
-        return web.json_response(error_body("refused", str(error)), status=409)
-    except web.HTTPException as error:
-        if error.status >= 400:
-            return web.json_response(error_body("http", error.reason), status=error.status)
-        raise
-
+from proctor.web.downloads import attachment
+from proctor.web.inputs import context_of, int_query, json_body, path_id, text_field, whole_number
+from proctor.web.openapi import Route, document
+from proctor.web.reads import read
 
 # --- Webhooks ------------------------------------------------------------------------------------------------------
 
@@ -89,7 +47,7 @@ def _refresh_platforms(context: Context) -> bool:
 
 async def post_webhook(request: web.Request) -> web.Response:
     """A signed delivery from a platform; 2xx only once it is stored."""
-    context = _context(request)
+    context = context_of(request)
     name = request.match_info["platform"]
     body = await request.read()
     tolerance = context.settings.webhook_tolerance_s
@@ -124,7 +82,7 @@ def arbiter(request: web.Request) -> Identity:
     401 without either; 403 for a missing CSRF token or a reviewer's change."""
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
-    context = _context(request)
+    context = context_of(request)
     if scheme.lower() == "bearer" and token.strip():
         with context.engine.connect() as connection:
             who = find_arbiter(connection, token.strip())
@@ -149,9 +107,9 @@ def arbiter(request: web.Request) -> Identity:
 
 async def post_session(request: web.Request) -> web.Response:
     """Log in to the dashboard: a session cookie (HttpOnly, SameSite=Strict) and the page's CSRF token."""
-    context = _context(request)
-    body = await _json_object(request)
-    name, password = _text(body, "name", True), _text(body, "password", True)
+    context = context_of(request)
+    body = await json_body(request)
+    name, password = text_field(body, "name", True), text_field(body, "password", True)
     keys = (f"name:{name.casefold()}", f"address:{request.remote or ''}")
     now = time.time()
     wait = context.logins.retry_after(keys, now)
@@ -185,7 +143,7 @@ def _session_body(view: accounts.SessionView) -> dict[str, Any]:
 async def get_session(request: web.Request) -> web.Response:
     """Who is logged in (and the CSRF token a reloaded page needs)."""
     cookie = request.cookies.get(SESSION_COOKIE, "")
-    with _context(request).engine.connect() as connection:
+    with context_of(request).engine.connect() as connection:
         view = accounts.find_session(connection, cookie, now_ms()) if cookie else None
     if view is None:
         raise errors.UnauthorizedError("not logged in")
@@ -196,44 +154,20 @@ async def delete_session(request: web.Request) -> web.Response:
     """Log out: the session ends at once."""
     arbiter(request)
     cookie = request.cookies.get(SESSION_COOKIE, "")
-    with _context(request).engine.begin() as connection:
+    with context_of(request).engine.begin() as connection:
         accounts.end_session(connection, cookie, now_ms())
     response = web.Response(status=204)
     response.del_cookie(SESSION_COOKIE, path="/")
     return response
 
 
-def _path_id(request: web.Request, name: str) -> int:
-    raw = request.match_info[name]
-    if not raw.isdigit():
-        raise errors.NotFoundError(f"no {name} {raw!r}")
-    return int(raw)
-
-
-async def _json_object(request: web.Request) -> dict[str, Any]:
-    try:
-        body = await request.json()
-    except ValueError:
-        raise errors.BadRequestError("the body must be JSON") from None
-    if not isinstance(body, dict):
-        raise errors.BadRequestError("the body must be a JSON object")
-    return body
-
-
-def _text(body: dict[str, Any], name: str, required: bool = False) -> str:
-    value = body.get(name, "")
-    if not isinstance(value, str) or (required and not value.strip()):
-        raise errors.BadRequestError(f"'{name}' must be {'a non-empty' if required else 'a'} string")
-    return value
-
-
 async def post_game_action(request: web.Request) -> web.Response:
     """An arbiter's action on a game (pause, adjust time, suspend, penalty…), recorded with who and why."""
     who = arbiter(request)
-    context = _context(request)
-    game_id = _path_id(request, "game")
-    body = await _json_object(request)
-    action, reason = _text(body, "action", required=True), _text(body, "reason")
+    context = context_of(request)
+    game_id = path_id(request, "game")
+    body = await json_body(request)
+    action, reason = text_field(body, "action", required=True), text_field(body, "reason")
     game = context.service.games.get(game_id)
     if game is None:
         raise errors.NotFoundError(f"no game {game_id}")
@@ -247,12 +181,12 @@ async def post_game_action(request: web.Request) -> web.Response:
 async def post_incident(request: web.Request) -> web.Response:
     """An incident raised by an arbiter (detectors raise theirs inside the service)."""
     who = arbiter(request)
-    context = _context(request)
-    body = await _json_object(request)
+    context = context_of(request)
+    body = await json_body(request)
     game = body.get("game")
     if game is not None and (isinstance(game, bool) or not isinstance(game, int)):
         raise errors.BadRequestError("'game' must be the service's game id")
-    kind, summary = _text(body, "kind", required=True), _text(body, "summary", required=True)
+    kind, summary = text_field(body, "kind", required=True), text_field(body, "summary", required=True)
     article = body.get("article")
     if article is not None and not isinstance(article, str):
         raise errors.BadRequestError("'article' must be a string such as '36.2'")
@@ -271,10 +205,10 @@ async def post_incident(request: web.Request) -> web.Response:
 async def post_incident_action(request: web.Request) -> web.Response:
     """Confirm, dismiss or annotate an incident, or give the penalty its offence calls for (16–18)."""
     who = arbiter(request)
-    context = _context(request)
-    incident_id = _path_id(request, "incident")
-    body = await _json_object(request)
-    action, note = _text(body, "action", required=True), _text(body, "note")
+    context = context_of(request)
+    incident_id = path_id(request, "incident")
+    body = await json_body(request)
+    action, note = text_field(body, "action", required=True), text_field(body, "note")
     offence = body.get("offence")
     player = body.get("player")
     if action == "penalty" and (not isinstance(offence, str) or not offence):
@@ -342,7 +276,7 @@ def _stream_player(context: Context, token: str) -> str:
 async def post_stream_token(request: web.Request) -> web.Response:
     """An arbiter issues a player's camera token; the player opens ``/play/{token}``."""
     arbiter(request)
-    context = _context(request)
+    context = context_of(request)
     player = request.match_info["player"]
     with context.engine.begin() as connection:
         token = camera_module.issue_stream_token(connection, player, now_ms())
@@ -350,13 +284,13 @@ async def post_stream_token(request: web.Request) -> web.Response:
 
 
 async def play_page(request: web.Request) -> web.Response:
-    _stream_player(_context(request), request.match_info["token"])
+    _stream_player(context_of(request), request.match_info["token"])
     return web.Response(text=PLAYER_PAGE.read_text(encoding="utf-8"), content_type="text/html")
 
 
 async def rtc_config(request: web.Request) -> web.Response:
     """What the player page needs: ICE servers (with TURN credentials for this player) and the stream to send."""
-    context = _context(request)
+    context = context_of(request)
     player = _stream_player(context, request.query.get("token", ""))
     settings = context.settings
     return web.json_response({
@@ -369,9 +303,9 @@ async def rtc_config(request: web.Request) -> web.Response:
 async def rtc_offer(request: web.Request) -> web.Response:
     """A player's WebRTC offer ``{sdp, type, token}`` → the answer; a bad token or SDP allocates nothing.  The stream
     follows the player's section's policy (:meth:`proctor.camera.Camera.accept_offer`)."""
-    context = _context(request)
-    body = await _json_object(request)
-    token, sdp, kind = _text(body, "token", True), _text(body, "sdp", True), _text(body, "type", True)
+    context = context_of(request)
+    body = await json_body(request)
+    token, sdp, kind = text_field(body, "token", True), text_field(body, "sdp", True), text_field(body, "type", True)
     if kind != "offer":
         raise errors.BadRequestError("'type' must be 'offer'")
     player = _stream_player(context, token)
@@ -384,9 +318,9 @@ async def rtc_offer(request: web.Request) -> web.Response:
 
 async def play_request(request: web.Request) -> web.Response:
     """The player asks to leave the area (36.4.1) or calls the arbiter: an incident for the arbiters' queue."""
-    context = _context(request)
+    context = context_of(request)
     player = _stream_player(context, request.match_info["token"])
-    body = await _json_object(request)
+    body = await json_body(request)
     kind = body.get("kind")
     if kind not in ("leave", "call"):
         raise errors.BadRequestError("'kind' must be 'leave' or 'call'")
@@ -403,7 +337,7 @@ async def play_request(request: web.Request) -> web.Response:
 
 async def play_events(request: web.Request) -> web.StreamResponse:
     """Server-sent events for one player's page: the arbiters' messages, prompts, leave grants and approval."""
-    context = _context(request)
+    context = context_of(request)
     player = _stream_player(context, request.match_info["token"])
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
@@ -424,16 +358,8 @@ def _incident_param(body: dict[str, Any]) -> int | None:
     return incident
 
 
-def _whole_number(body: dict[str, Any], name: str, bounds: tuple[int, int], default: int | None = None) -> int:
-    value = body.get(name, default)
-    low, high = bounds
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise errors.BadRequestError(f"'{name}' must be a whole number from {low} to {high}")
-    return value
-
-
 def _free_text(body: dict[str, Any], name: str, required: bool) -> str:
-    value = _text(body, name, required).strip()
+    value = text_field(body, name, required).strip()
     if len(value) > camera_module.MAX_TEXT:
         raise errors.BadRequestError(f"'{name}' must be at most {camera_module.MAX_TEXT} characters")
     return value
@@ -442,60 +368,60 @@ def _free_text(body: dict[str, Any], name: str, required: bool) -> str:
 async def post_camera_message(request: web.Request) -> web.Response:
     """A message to the player's page, shown at once with its time."""
     who = arbiter(request)
-    body = await _json_object(request)
+    body = await json_body(request)
     text, incident = _free_text(body, "text", required=True), _incident_param(body)
-    result = await _context(request).camera.send_message(who, request.match_info["player"], text, incident)
+    result = await context_of(request).camera.send_message(who, request.match_info["player"], text, incident)
     return web.json_response(result, status=201)
 
 
 async def post_camera_prompt(request: web.Request) -> web.Response:
     """Ask the player to show something on camera (ear check 36.2, room scan, pan check 36.4), recording the window."""
     who = arbiter(request)
-    body = await _json_object(request)
+    body = await json_body(request)
     kinds = [prompt.value for prompt in camera_module.Prompt]
     if body.get("kind") not in kinds:
         raise errors.BadRequestError(f"'kind' must be one of {', '.join(kinds)}")
     prompt = camera_module.Prompt(body["kind"])
-    seconds = _whole_number(body, "seconds", camera_module.PROMPT_SECONDS, default=15)
+    seconds = whole_number(body, "seconds", camera_module.PROMPT_SECONDS, default=15)
     incident = _incident_param(body)
-    result = await _context(request).camera.prompt(who, request.match_info["player"], prompt, seconds, incident)
+    result = await context_of(request).camera.prompt(who, request.match_info["player"], prompt, seconds, incident)
     return web.json_response(result, status=201)
 
 
 async def post_camera_leave(request: web.Request) -> web.Response:
     """Grant leave of the competition area (36.4.1) for some minutes."""
     who = arbiter(request)
-    body = await _json_object(request)
-    minutes = _whole_number(body, "minutes", camera_module.LEAVE_MINUTES)
+    body = await json_body(request)
+    minutes = whole_number(body, "minutes", camera_module.LEAVE_MINUTES)
     reason, incident = _free_text(body, "reason", required=True), _incident_param(body)
-    result = await _context(request).camera.grant_leave(who, request.match_info["player"], minutes, reason, incident)
+    result = await context_of(request).camera.grant_leave(who, request.match_info["player"], minutes, reason, incident)
     return web.json_response(result, status=201)
 
 
 async def post_camera_approval(request: web.Request) -> web.Response:
     """Approve (or not) the player's setup after the pre-game environment check."""
     who = arbiter(request)
-    body = await _json_object(request)
+    body = await json_body(request)
     approved = body.get("approved")
     if not isinstance(approved, bool):
         raise errors.BadRequestError("'approved' must be true or false")
     note = _free_text(body, "note", required=not approved)
     incident = _incident_param(body)
-    result = await _context(request).camera.approve(who, request.match_info["player"], approved, note, incident)
+    result = await context_of(request).camera.approve(who, request.match_info["player"], approved, note, incident)
     return web.json_response(result, status=201)
 
 
 async def get_camera(request: web.Request) -> web.Response:
     """The player's camera as the arbiters see it."""
     arbiter(request)
-    return web.json_response(_context(request).camera.status(request.match_info["player"]))
+    return web.json_response(context_of(request).camera.status(request.match_info["player"]))
 
 
 async def get_camera_thumbnail(request: web.Request) -> web.Response:
     """The last analysed frame of the player's live stream, small (320x240 JPEG), for the dashboard's boards."""
     arbiter(request)
     player = request.match_info["player"]
-    jpeg = _context(request).camera.thumbnail(player)
+    jpeg = context_of(request).camera.thumbnail(player)
     if jpeg is None:
         raise errors.NotFoundError(f"no live camera stream for {player!r}")
     return web.Response(body=jpeg, content_type="image/jpeg", headers={"Cache-Control": "no-store"})
@@ -508,7 +434,7 @@ async def get_media(request: web.Request) -> web.StreamResponse:
     """An evidence file (a snapshot, clip, still or ear crop) by the name its incident gives; arbiters and the review
     panel only.  Only files inside ``MEDIA_DIR`` with a known type are served; anything else is 404."""
     arbiter(request)
-    folder = Path(_context(request).settings.media_dir).resolve()
+    folder = Path(context_of(request).settings.media_dir).resolve()
     name = request.query.get("name", "")
     path = (folder / name).resolve()
     if not path.is_relative_to(folder) or path.suffix not in MEDIA_TYPES or not path.is_file():
@@ -526,7 +452,7 @@ def _refs(game_row_refs: dict[str, Player]) -> dict[Player, str]:
 
 
 async def get_game(request: web.Request) -> web.Response:
-    context = _context(request)
+    context = context_of(request)
     platform_id, _ = context.service.platform(request.match_info["platform"])
     game_id = context.service.by_external.get((platform_id, request.match_info["game_id"]))
     if game_id is None:
@@ -561,19 +487,10 @@ def _incidents(
         return review.read_incidents(connection, review.IncidentFilter(game=game_id, kind=kind), limit)
 
 
-def _int_param(request: web.Request, name: str) -> int | None:
-    raw = request.query.get(name)
-    if raw is None:
-        return None
-    if not raw.isdigit():
-        raise errors.BadRequestError(f"query parameter '{name}' must be a whole number")
-    return int(raw)
-
-
 async def list_incidents(request: web.Request) -> web.Response:
     """Incidents carry players' evidence: arbiters and the review panel only."""
     arbiter(request)
-    context = _context(request)
+    context = context_of(request)
     where = review.IncidentFilter.from_query(request.query)
     with context.engine.connect() as connection:
         rows = review.read_incidents(connection, where)
@@ -581,7 +498,7 @@ async def list_incidents(request: web.Request) -> web.Response:
 
 
 async def list_games(request: web.Request) -> web.Response:
-    context = _context(request)
+    context = context_of(request)
     status = request.query.get("status")
     if status is not None and status not in ("scheduled", "live", "over"):
         raise errors.BadRequestError("query parameter 'status' must be scheduled, live or over")
@@ -636,7 +553,7 @@ async def list_games(request: web.Request) -> web.Response:
 
 async def list_events(request: web.Request) -> web.Response:
     """Events with their sections and the rounds paired so far."""
-    context = _context(request)
+    context = context_of(request)
     tournament, section, pairing = Tournament.__table__, Section.__table__, Pairing.__table__  # type: ignore[attr-defined]
     with context.engine.connect() as connection:
         events = connection.execute(
@@ -670,7 +587,7 @@ async def list_events(request: web.Request) -> web.Response:
 async def stream(request: web.Request) -> web.StreamResponse:
     """Server-sent events: every change (games, incidents) as it is committed; arbiters and the review panel only."""
     arbiter(request)
-    context = _context(request)
+    context = context_of(request)
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
     await response.write(b": connected\n\n")
@@ -680,7 +597,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
 
 
 async def healthz(request: web.Request) -> web.Response:
-    context = _context(request)
+    context = context_of(request)
     with context.engine.connect() as connection:
         connection.execute(select(1))
     return web.json_response(
@@ -691,46 +608,29 @@ async def healthz(request: web.Request) -> web.Response:
 # --- Review, exports and appeals (arbiters and the review panel) -----------------------------------------------------
 
 
-async def _read(context: Context, job: Any) -> Any:
-    """Run ``job(connection)`` off the event loop (replays, reports and exports read many rows)."""
-
-    def run() -> Any:
-        with context.engine.connect() as connection:
-            return job(connection)
-
-    return await asyncio.to_thread(run)
-
-
-def _attachment(text: str | bytes, content_type: str, filename: str, disposition: str = "attachment") -> web.Response:
-    headers = {"Content-Disposition": f'{disposition}; filename="{filename}"', "Cache-Control": "no-store"}
-    if isinstance(text, bytes):
-        return web.Response(body=text, content_type=content_type, headers=headers)
-    return web.Response(text=text, content_type=content_type, charset="utf-8", headers=headers)
-
-
 async def get_timeline(request: web.Request) -> web.Response:
     """One game's review timeline (proctor.review): moves with clocks, clock actions, feed and camera gaps per player,
     incidents, arbiter actions and verdicts, the result."""
     arbiter(request)
-    game_id = _path_id(request, "game")
-    return web.json_response(await _read(_context(request), lambda c: review.read_timeline(c, game_id)))
+    game_id = path_id(request, "game")
+    return web.json_response(await read(context_of(request), lambda c: review.read_timeline(c, game_id)))
 
 
 async def get_player_history(request: web.Request) -> web.Response:
     """A player's sections, games, incidents and penalties, in one event (``event``) or across all."""
     arbiter(request)
-    context = _context(request)
+    context = context_of(request)
     player, event = request.match_info["player"], request.query.get("event") or None
     states = {game_id: game.state for game_id, game in dict(context.service.games).items()}
-    return web.json_response(await _read(context, lambda c: review.read_history(c, player, event, states)))
+    return web.json_response(await read(context, lambda c: review.read_history(c, player, event, states)))
 
 
 async def _game_record(request: web.Request, kind: str) -> web.Response:
     arbiter(request)
-    game_id = _path_id(request, "game")
-    text = await _read(_context(request), lambda c: review.read_record(c, game_id, kind))
+    game_id = path_id(request, "game")
+    text = await read(context_of(request), lambda c: review.read_record(c, game_id, kind))
     content_type = "application/xml" if kind == "rif" else "text/plain"
-    return _attachment(text, content_type, f"game-{game_id}.{kind}")
+    return attachment(text, content_type, f"game-{game_id}.{kind}")
 
 
 async def get_record_rif(request: web.Request) -> web.Response:
@@ -745,17 +645,17 @@ async def get_record_psq(request: web.Request) -> web.Response:
 
 async def _standings(request: web.Request, kind: str) -> web.Response:
     arbiter(request)
-    context = _context(request)
+    context = context_of(request)
     slug, section = request.match_info["slug"], request.match_info["section"]
-    through = _int_param(request, "round")
+    through = int_query(request, "round")
     states = {game_id: game.state for game_id, game in dict(context.service.games).items()}
 
     def build(connection: Any) -> str:
         tournament, table = review.section_standings(review.read_section(connection, slug, section, states), through)
         return review.standings_csv(tournament, table) if kind == "csv" else review.standings_trf(tournament, table)
 
-    text = await _read(context, build)
-    return _attachment(text, "text/csv" if kind == "csv" else "text/plain", f"{slug}-{section}-standings.{kind}")
+    text = await read(context, build)
+    return attachment(text, "text/csv" if kind == "csv" else "text/plain", f"{slug}-{section}-standings.{kind}")
 
 
 async def get_standings_csv(request: web.Request) -> web.Response:
@@ -772,11 +672,11 @@ async def get_standings(request: web.Request) -> web.Response:
     """The standings as JSON: the CSV's rows (place, start number, name, team, points, each tie-break by name), the
     tie-break names, the round, and every pairing with its result and where it comes from."""
     arbiter(request)
-    context = _context(request)
+    context = context_of(request)
     slug, section = request.match_info["slug"], request.match_info["section"]
-    through = _int_param(request, "round")
+    through = int_query(request, "round")
     states = {game_id: game.state for game_id, game in dict(context.service.games).items()}
-    body = await _read(context, lambda c: review.standings_json(review.read_section(c, slug, section, states), through))
+    body = await read(context, lambda c: review.standings_json(review.read_section(c, slug, section, states), through))
     return web.json_response(body)
 
 
@@ -784,12 +684,12 @@ async def post_result(request: web.Request) -> web.Response:
     """Enter or correct a pairing's result (28): the chief arbiter or a deputy chief (16)."""
     who = arbiter(request)
     results.check_role(who)
-    context = _context(request)
+    context = context_of(request)
     slug, section = request.match_info["slug"], request.match_info["section"]
-    body = await _json_object(request)
-    round_no = _whole_number(body, "round", (1, 1000))
-    board = _whole_number(body, "board", (1, 100_000))
-    result, reason = _text(body, "result", required=True), _text(body, "reason")
+    body = await json_body(request)
+    round_no = whole_number(body, "round", (1, 1000))
+    board = whole_number(body, "board", (1, 100_000))
+    result, reason = text_field(body, "result", required=True), text_field(body, "reason")
     override = body.get("override", False)
     if not isinstance(override, bool):
         raise errors.BadRequestError("'override' must be true or false")
@@ -805,14 +705,14 @@ async def post_result(request: web.Request) -> web.Response:
 async def get_audit_verify(request: web.Request) -> web.Response:
     """The audit log's hash chain recomputed (as ``proctor audit verify``)."""
     arbiter(request)
-    report = await _read(_context(request), verify_audit)
+    report = await read(context_of(request), verify_audit)
     return web.json_response({"ok": report.ok, "entries": report.entries, "problems": list(report.problems)})
 
 
 async def _incident_report(request: web.Request) -> review.IncidentReport:
     arbiter(request)
     where = review.IncidentFilter.from_query(request.query)
-    report: review.IncidentReport = await _read(_context(request), lambda c: review.read_report(c, where, now_ms()))
+    report: review.IncidentReport = await read(context_of(request), lambda c: review.read_report(c, where, now_ms()))
     return report
 
 
@@ -827,15 +727,15 @@ async def get_report_html(request: web.Request) -> web.Response:
 async def get_report_pdf(request: web.Request) -> web.Response:
     """The same report as a PDF, in the ``PDF_FONT`` font (Chinese names need its CJK glyphs)."""
     report = await _incident_report(request)
-    data = await asyncio.to_thread(review.report_pdf, report, _context(request).settings.pdf_font)
-    return _attachment(data, "application/pdf", "incidents.pdf", "inline")
+    data = await asyncio.to_thread(review.report_pdf, report, context_of(request).settings.pdf_font)
+    return attachment(data, "application/pdf", "incidents.pdf", "inline")
 
 
 async def post_appeal(request: web.Request) -> web.Response:
     """Record a written appeal (22.1): by a team leader or coach, with the deposit; any arbiter role records it."""
     who = arbiter(request)
-    context = _context(request)
-    lodged = appeals.AppealRequest.from_body(await _json_object(request))
+    context = context_of(request)
+    lodged = appeals.AppealRequest.from_body(await json_body(request))
     result = await context.writer.submit(
         lambda connection, batch: appeals.file_appeal(context.service, connection, batch, who, lodged, now_ms())
     )
@@ -845,10 +745,10 @@ async def post_appeal(request: web.Request) -> web.Response:
 async def post_appeal_vote(request: web.Request) -> web.Response:
     """A technical appeals committee member's vote (22.2), once each."""
     who = arbiter(request)
-    context = _context(request)
-    appeal_id = _path_id(request, "appeal")
-    body = await _json_object(request)
-    choice, note = _text(body, "vote", required=True), _text(body, "note")
+    context = context_of(request)
+    appeal_id = path_id(request, "appeal")
+    body = await json_body(request)
+    choice, note = text_field(body, "vote", required=True), text_field(body, "note")
     result = await context.writer.submit(
         lambda connection, batch: appeals.vote(context.service, connection, batch, appeal_id, who, choice, note,
                                                now_ms())
@@ -859,13 +759,13 @@ async def post_appeal_vote(request: web.Request) -> web.Response:
 async def post_appeal_decision(request: web.Request) -> web.Response:
     """The committee's decision by majority (22.2) and the deposit's outcome (22.1, 22.2)."""
     who = arbiter(request)
-    context = _context(request)
-    appeal_id = _path_id(request, "appeal")
-    body = await _json_object(request) if await request.read() else {}
+    context = context_of(request)
+    appeal_id = path_id(request, "appeal")
+    body = await json_body(request) if await request.read() else {}
     basis = body.get("reasonable_basis", False)
     if not isinstance(basis, bool):
         raise errors.BadRequestError("'reasonable_basis' must be true or false")
-    note = _text(body, "note")
+    note = text_field(body, "note")
     result = await context.writer.submit(
         lambda connection, batch: appeals.decide(context.service, connection, batch, appeal_id, who, basis, note,
                                                  now_ms())
@@ -876,30 +776,19 @@ async def post_appeal_decision(request: web.Request) -> web.Response:
 async def list_appeals(request: web.Request) -> web.Response:
     """Appeals with their votes and decisions, filtered by game and status (open, upheld, rejected)."""
     arbiter(request)
-    game, status = _int_param(request, "game"), request.query.get("status")
+    game, status = int_query(request, "game"), request.query.get("status")
     if status is not None and status not in ("open", "upheld", "rejected"):
         raise errors.BadRequestError("query parameter 'status' must be open, upheld or rejected")
-    return web.json_response(await _read(_context(request), lambda c: appeals.list_appeals(c, game, status)))
+    return web.json_response(await read(context_of(request), lambda c: appeals.list_appeals(c, game, status)))
 
 
 async def get_appeal(request: web.Request) -> web.Response:
     arbiter(request)
-    appeal_id = _path_id(request, "appeal")
-    return web.json_response(await _read(_context(request), lambda c: appeals.read_appeal(c, appeal_id)))
+    appeal_id = path_id(request, "appeal")
+    return web.json_response(await read(context_of(request), lambda c: appeals.read_appeal(c, appeal_id)))
 
 
 # --- Routes and their OpenAPI description ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Route:
-    method: str
-    path: str
-    handler: Any
-    summary: str
-    responses: dict[str, str]
-    parameters: tuple[tuple[str, str, str], ...] = ()
-    """(name, in, description)."""
 
 
 INCIDENT_FILTERS: Final = (
@@ -1177,34 +1066,8 @@ ROUTES: Final = (
 )  # fmt: skip
 
 
-def openapi() -> dict[str, Any]:
-    paths: dict[str, Any] = {}
-    for route in ROUTES:
-        operation: dict[str, Any] = {
-            "summary": route.summary,
-            "responses": {code: {"description": text} for code, text in route.responses.items()},
-        }
-        if route.parameters:
-            operation["parameters"] = [
-                {
-                    "name": name,
-                    "in": where,
-                    "required": where == "path",
-                    "description": text,
-                    "schema": {"type": "string"},
-                }
-                for name, where, text in route.parameters
-            ]
-        paths.setdefault(route.path, {})[route.method.lower()] = operation
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": "Gomoku proctor", "version": "1"},
-        "paths": paths,
-    }
-
-
 async def get_openapi(request: web.Request) -> web.Response:
-    return web.json_response(openapi())
+    return web.json_response(document(ROUTES))
 
 
 def add_routes(app: web.Application) -> None:

@@ -22,13 +22,14 @@ from proctor.service import Service
 from proctor.settings import Settings
 from proctor.staging import Notice
 from proctor.wall_clock import now_ms
+from proctor.web.status import error_middleware
 from proctor.writer import Writer
 
 log = logging.getLogger("proctor")
 
 
 def create_app(settings: Settings) -> web.Application:
-    app = web.Application(client_max_size=256 * 1024, middlewares=[api.error_middleware])
+    app = web.Application(client_max_size=256 * 1024, middlewares=[error_middleware])
     app.cleanup_ctx.append(_resources(settings))
     api.add_routes(app)
     return app

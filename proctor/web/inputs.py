@@ -1,0 +1,56 @@
+"""A request's input read and checked: the app's context, path ids, the JSON body and its fields, query
+parameters; anything malformed is a BadRequestError (a NotFoundError for a path id that cannot exist)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from proctor import errors
+from proctor.context import CONTEXT, Context
+
+
+def context_of(request: web.Request) -> Context:
+    return request.app[CONTEXT]
+
+
+def path_id(request: web.Request, name: str) -> int:
+    raw = request.match_info[name]
+    if not raw.isdigit():
+        raise errors.NotFoundError(f"no {name} {raw!r}")
+    return int(raw)
+
+
+async def json_body(request: web.Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise errors.BadRequestError("the body must be JSON") from None
+    if not isinstance(body, dict):
+        raise errors.BadRequestError("the body must be a JSON object")
+    return body
+
+
+def text_field(body: dict[str, Any], name: str, required: bool = False) -> str:
+    value = body.get(name, "")
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise errors.BadRequestError(f"'{name}' must be {'a non-empty' if required else 'a'} string")
+    return value
+
+
+def int_query(request: web.Request, name: str) -> int | None:
+    raw = request.query.get(name)
+    if raw is None:
+        return None
+    if not raw.isdigit():
+        raise errors.BadRequestError(f"query parameter '{name}' must be a whole number")
+    return int(raw)
+
+
+def whole_number(body: dict[str, Any], name: str, bounds: tuple[int, int], default: int | None = None) -> int:
+    value = body.get(name, default)
+    low, high = bounds
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise errors.BadRequestError(f"'{name}' must be a whole number from {low} to {high}")
+    return value

@@ -1,0 +1,50 @@
+"""Domain errors as HTTP responses: the one place the web layer chooses an error's status code (``STATUS`` for
+the service's errors, proctor.errors; the engine's refusals by kind).  Handlers and domain code only raise."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from aiohttp import web
+
+from engine.adjudication import AuthorityRefusedError
+from engine.errors import EngineError, IllegalActionError
+from proctor import errors
+
+STATUS: Final[dict[type[errors.ServiceError], int]] = {
+    errors.BadRequestError: 400,
+    errors.StaleError: 400,
+    errors.UnauthorizedError: 401,
+    errors.ForbiddenError: 403,
+    errors.NotFoundError: 404,
+    errors.ConflictError: 409,
+    errors.OverloadedError: 429,
+    errors.ConfigurationError: 500,
+}
+
+
+def error_body(code: str, message: str, **detail: Any) -> dict[str, Any]:
+    return {"error": code, "message": message, **detail}
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        response: web.StreamResponse = await handler(request)
+        return response
+    except errors.ServiceError as error:
+        status = next((code for kind, code in STATUS.items() if isinstance(error, kind)), 400)
+        response = web.json_response(error_body(error.code, error.message, **error.detail), status=status)
+        if "retry_after_s" in error.detail:
+            response.headers["Retry-After"] = str(error.detail["retry_after_s"])
+        return response
+    except AuthorityRefusedError as error:
+        return web.json_response(error_body("authority", error.why, article=error.article), status=403)
+    except IllegalActionError as error:
+        return web.json_response(error_body("refused", error.why, article=error.article), status=409)
+    except EngineError as error:
+        return web.json_response(error_body("refused", str(error)), status=409)
+    except web.HTTPException as error:
+        if error.status >= 400:
+            return web.json_response(error_body("http", error.reason), status=error.status)
+        raise
