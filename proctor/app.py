@@ -13,7 +13,6 @@ from typing import Any
 
 from aiohttp import web
 
-from proctor import api
 from proctor.bus import InProcessBus
 from proctor.camera import Camera
 from proctor.context import CONTEXT, Context
@@ -22,6 +21,7 @@ from proctor.service import Service
 from proctor.settings import Settings
 from proctor.staging import Notice
 from proctor.wall_clock import now_ms
+from proctor.web.routes import add_routes
 from proctor.web.status import error_middleware
 from proctor.writer import Writer
 
@@ -31,7 +31,7 @@ log = logging.getLogger("proctor")
 def create_app(settings: Settings) -> web.Application:
     app = web.Application(client_max_size=256 * 1024, middlewares=[error_middleware])
     app.cleanup_ctx.append(_resources(settings))
-    api.add_routes(app)
+    add_routes(app)
     return app
 
 

@@ -11,8 +11,8 @@ from engine.game import GameSettings
 from engine.openings import OPENING_NAMES
 from engine.penalties import DEFAULT_POLICY_LADDERS
 from engine.rules import RULE_SETS
-from proctor.api import ROUTES
 from proctor.settings import Settings
+from proctor.web.routes import ROUTES
 
 DOCS = Path(__file__).parent.parent / "docs"
 

@@ -1,2 +1,3 @@
-"""The web layer: what every route shares (proctor.web.status: errors become status codes there, and only there;
-reading a request's input; reads off the event loop; files as responses; the OpenAPI description of a route)."""
+"""The web layer: the HTTP routes by area, each module with its handlers and its routes' OpenAPI description
+(proctor.web.routes puts them in one table for the app factory); errors become status codes in one place,
+proctor.web.status."""

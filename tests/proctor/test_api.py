@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from sqlalchemy import text, update
 
-from proctor.api import ROUTES
 from proctor.audit import verify_audit
 from proctor.database import create_database_engine
 from proctor.models import AuditEntry
 from proctor.settings import Settings
+from proctor.web.routes import ROUTES
 from tests.proctor.conftest import T0, Platformer
 from tests.proctor.test_arbiters import add_arbiter, bearer
 

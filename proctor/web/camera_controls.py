@@ -1,0 +1,158 @@
+"""The arbiters' controls over a player's camera (36): the stream token, messages, prompts, leave, approval,
+the camera's status and thumbnail (proctor.camera)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from aiohttp import web
+
+from proctor import camera as camera_module
+from proctor import errors
+from proctor.wall_clock import now_ms
+from proctor.web.inputs import context_of, json_body, text_field, whole_number
+from proctor.web.openapi import Route
+from proctor.web.sessions import arbiter
+
+
+async def post_stream_token(request: web.Request) -> web.Response:
+    """An arbiter issues a player's camera token; the player opens ``/play/{token}``."""
+    arbiter(request)
+    context = context_of(request)
+    player = request.match_info["player"]
+    with context.engine.begin() as connection:
+        token = camera_module.issue_stream_token(connection, player, now_ms())
+    return web.json_response({"player": player, "token": token, "url": f"/play/{token}"}, status=201)
+
+
+def _incident_param(body: dict[str, Any]) -> int | None:
+    incident = body.get("incident")
+    if incident is not None and (isinstance(incident, bool) or not isinstance(incident, int)):
+        raise errors.BadRequestError("'incident' must be an incident's id")
+    return incident
+
+
+def _free_text(body: dict[str, Any], name: str, required: bool) -> str:
+    value = text_field(body, name, required).strip()
+    if len(value) > camera_module.MAX_TEXT:
+        raise errors.BadRequestError(f"'{name}' must be at most {camera_module.MAX_TEXT} characters")
+    return value
+
+
+async def post_camera_message(request: web.Request) -> web.Response:
+    """A message to the player's page, shown at once with its time."""
+    who = arbiter(request)
+    body = await json_body(request)
+    text, incident = _free_text(body, "text", required=True), _incident_param(body)
+    result = await context_of(request).camera.send_message(who, request.match_info["player"], text, incident)
+    return web.json_response(result, status=201)
+
+
+async def post_camera_prompt(request: web.Request) -> web.Response:
+    """Ask the player to show something on camera (ear check 36.2, room scan, pan check 36.4), recording the window."""
+    who = arbiter(request)
+    body = await json_body(request)
+    kinds = [prompt.value for prompt in camera_module.Prompt]
+    if body.get("kind") not in kinds:
+        raise errors.BadRequestError(f"'kind' must be one of {', '.join(kinds)}")
+    prompt = camera_module.Prompt(body["kind"])
+    seconds = whole_number(body, "seconds", camera_module.PROMPT_SECONDS, default=15)
+    incident = _incident_param(body)
+    result = await context_of(request).camera.prompt(who, request.match_info["player"], prompt, seconds, incident)
+    return web.json_response(result, status=201)
+
+
+async def post_camera_leave(request: web.Request) -> web.Response:
+    """Grant leave of the competition area (36.4.1) for some minutes."""
+    who = arbiter(request)
+    body = await json_body(request)
+    minutes = whole_number(body, "minutes", camera_module.LEAVE_MINUTES)
+    reason, incident = _free_text(body, "reason", required=True), _incident_param(body)
+    result = await context_of(request).camera.grant_leave(who, request.match_info["player"], minutes, reason, incident)
+    return web.json_response(result, status=201)
+
+
+async def post_camera_approval(request: web.Request) -> web.Response:
+    """Approve (or not) the player's setup after the pre-game environment check."""
+    who = arbiter(request)
+    body = await json_body(request)
+    approved = body.get("approved")
+    if not isinstance(approved, bool):
+        raise errors.BadRequestError("'approved' must be true or false")
+    note = _free_text(body, "note", required=not approved)
+    incident = _incident_param(body)
+    result = await context_of(request).camera.approve(who, request.match_info["player"], approved, note, incident)
+    return web.json_response(result, status=201)
+
+
+async def get_camera(request: web.Request) -> web.Response:
+    """The player's camera as the arbiters see it."""
+    arbiter(request)
+    return web.json_response(context_of(request).camera.status(request.match_info["player"]))
+
+
+async def get_camera_thumbnail(request: web.Request) -> web.Response:
+    """The last analysed frame of the player's live stream, small (320x240 JPEG), for the dashboard's boards."""
+    arbiter(request)
+    player = request.match_info["player"]
+    jpeg = context_of(request).camera.thumbnail(player)
+    if jpeg is None:
+        raise errors.NotFoundError(f"no live camera stream for {player!r}")
+    return web.Response(body=jpeg, content_type="image/jpeg", headers={"Cache-Control": "no-store"})
+
+
+ROUTES: Final = (
+    Route(
+        "POST", "/api/v1/players/{player}/stream-token", post_stream_token,
+        "Issue a player's camera token (bearer token of an arbiter); the player opens /play/{token}",
+        {"201": "the token and the page's address", "401": "no or unknown arbiter token"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
+        "POST", "/api/v1/players/{player}/camera/messages", post_camera_message,
+        "Send the player's page a message {text, incident} (bearer token of an arbiter; audited)",
+        {"201": "the message's id and time", "400": "empty or longer than 500 characters, or a bad incident",
+         "401": "no or unknown arbiter token", "404": "unknown player or incident"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
+        "POST", "/api/v1/players/{player}/camera/prompts", post_camera_prompt,
+        "Ask the player to show something on camera {kind: ear-check (36.2), room-scan or pan-check (36.4), seconds "
+        "5-60 (15), incident}: the page shows it with a countdown, and the window's clip (and for the ear check two "
+        "stills) become evidence on the incident given or on a new one",
+        {"201": "the prompt's id, its incident and when it ends", "400": "bad kind, seconds or incident",
+         "401": "no or unknown arbiter token", "404": "unknown player or incident",
+         "409": "the player has no live camera stream"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
+        "POST", "/api/v1/players/{player}/camera/leave", post_camera_leave,
+        "Grant leave of the competition area (36.4.1) {minutes 1-60, reason, incident}: the left-area check stays "
+        "quiet until then, across reconnections",
+        {"201": "the grant and its end", "400": "minutes out of range, no reason, or a bad incident",
+         "401": "no or unknown arbiter token", "404": "unknown player or incident"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
+        "POST", "/api/v1/players/{player}/camera/approval", post_camera_approval,
+        "Approve (or not) the player's setup after the pre-game environment check {approved, note, incident}",
+        {"201": "the approval as stored", "400": "malformed (a refusal needs a note)",
+         "401": "no or unknown arbiter token", "404": "unknown player or incident"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
+        "GET", "/api/v1/players/{player}/camera", get_camera,
+        "The player's camera for arbiters: connected since, frames, active findings, the section policy in force "
+        "(checks, thresholds, retention), leave, approval, last prompts "
+        "and messages, which checks run",
+        {"200": "the status", "401": "no or unknown arbiter token", "404": "unknown player"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+    Route(
+        "GET", "/api/v1/players/{player}/camera/thumbnail.jpg", get_camera_thumbnail,
+        "The last analysed frame of the player's live stream as a 320x240 JPEG (arbiters and the review panel; "
+        "Cache-Control: no-store)",
+        {"200": "the JPEG", "401": "not an arbiter", "404": "no live camera stream"},
+        (("player", "path", "the player's id on the platform"),),
+    ),
+)  # fmt: skip

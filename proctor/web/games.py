@@ -1,0 +1,154 @@
+"""Games: one game's full view, the list of games, and an arbiter's action on a game (proctor.game_actions)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from aiohttp import web
+from sqlalchemy import select
+from sqlmodel import col
+
+from engine.openings import Player
+from proctor import errors, review
+from proctor.context import Context
+from proctor.game_actions import game_action_event
+from proctor.game_views import game_view
+from proctor.models import Game, Pairing, Platform, Section, Tournament
+from proctor.wall_clock import now_ms
+from proctor.web.inputs import context_of, json_body, path_id, text_field
+from proctor.web.openapi import Route
+from proctor.web.sessions import arbiter
+
+
+def _refs(game_row_refs: dict[str, Player]) -> dict[Player, str]:
+    return {player: ref for ref, player in game_row_refs.items()}
+
+
+async def post_game_action(request: web.Request) -> web.Response:
+    """An arbiter's action on a game (pause, adjust time, suspend, penalty…), recorded with who and why."""
+    who = arbiter(request)
+    context = context_of(request)
+    game_id = path_id(request, "game")
+    body = await json_body(request)
+    action, reason = text_field(body, "action", required=True), text_field(body, "reason")
+    game = context.service.games.get(game_id)
+    if game is None:
+        raise errors.NotFoundError(f"no game {game_id}")
+    make = game_action_event(action, body, who, reason, game.refs)
+    updated = await context.writer.submit(
+        lambda connection, batch: context.service.arbiter_event(connection, batch, game_id, make, now_ms())
+    )
+    return web.json_response(game_view(updated, _refs(updated.refs), now_ms()))
+
+
+async def get_game(request: web.Request) -> web.Response:
+    context = context_of(request)
+    platform_id, _ = context.service.platform(request.match_info["platform"])
+    game_id = context.service.by_external.get((platform_id, request.match_info["game_id"]))
+    if game_id is None:
+        raise errors.NotFoundError(f"unknown game {request.match_info['game_id']!r}")
+    game = context.service.games[game_id]
+    view = game_view(game, _refs(game.refs), now_ms())
+    view.update(_game_link(context, game_id))
+    view["incidents"] = _incidents(context, game_id=game_id)
+    return web.json_response(view)
+
+
+def _game_link(context: Context, game_id: int) -> dict[str, Any]:
+    """The event, section, round and board of a game linked to its pairing (all None when it has none)."""
+    query = (
+        select(col(Tournament.slug), col(Section.slug), col(Pairing.round_no), col(Pairing.board))
+        .select_from(Game)
+        .join(Pairing, col(Pairing.id) == col(Game.pairing_id))
+        .join(Section, col(Section.id) == col(Pairing.section_id))
+        .join(Tournament, col(Tournament.id) == col(Section.tournament_id))
+        .where(col(Game.id) == game_id)
+    )
+    with context.engine.connect() as connection:
+        row = connection.execute(query).first()
+    event, section, round_no, board = row if row is not None else (None, None, None, None)
+    return {"event": event, "section": section, "round": round_no, "board": board}
+
+
+def _incidents(
+    context: Context, game_id: int | None = None, kind: str | None = None, limit: int = 500
+) -> list[dict[str, Any]]:
+    with context.engine.connect() as connection:
+        return review.read_incidents(connection, review.IncidentFilter(game=game_id, kind=kind), limit)
+
+
+async def list_games(request: web.Request) -> web.Response:
+    context = context_of(request)
+    status = request.query.get("status")
+    if status is not None and status not in ("scheduled", "live", "over"):
+        raise errors.BadRequestError("query parameter 'status' must be scheduled, live or over")
+    query: Any = (  # the labelled columns are beyond the typed Select
+        select(
+            col(Game.id),
+            col(Game.external_id),
+            col(Game.status),
+            col(Game.winner),
+            col(Game.reason),
+            col(Game.article),
+            col(Platform.name),
+            col(Tournament.slug).label("event"),
+            col(Section.slug).label("section"),
+            col(Pairing.round_no),
+            col(Pairing.board),
+        )
+        .join(
+            Platform,
+            col(Platform.id) == col(Game.platform_id),
+        )
+        .outerjoin(Pairing, col(Pairing.id) == col(Game.pairing_id))
+        .outerjoin(Section, col(Section.id) == col(Pairing.section_id))
+        .outerjoin(Tournament, col(Tournament.id) == col(Section.tournament_id))
+    )  # one query: the event, section, round and board of a linked game (null when unpaired)
+    if status is not None:
+        query = query.where(col(Game.status) == status)
+    platform = request.query.get("platform")
+    if platform is not None:
+        query = query.where(col(Platform.name) == platform)
+    with context.engine.connect() as connection:
+        rows = connection.execute(query.order_by(col(Game.id))).all()
+    return web.json_response(
+        [
+            {
+                "id": row.id,
+                "platform": row.name,
+                "platform_game_id": row.external_id,
+                "status": row.status,
+                "event": row.event,
+                "section": row.section,
+                "round": row.round_no,
+                "board": row.board,
+                "result": None
+                if row.reason is None
+                else {"winner": row.winner, "reason": row.reason, "article": row.article},
+            }
+            for row in rows
+        ]
+    )
+
+
+ROUTES: Final = (
+    Route(
+        "GET", "/api/v1/platforms/{platform}/games/{game_id}", get_game,
+        "A game: position, moves, clocks, state, result with its article, verdicts and incidents",
+        {"200": "the game", "404": "unknown platform or game"},
+        (("platform", "path", "the platform's name"), ("game_id", "path", "the platform's game id")),
+    ),
+    Route(
+        "GET", "/api/v1/games", list_games, "Games, filtered by status and platform",
+        {"200": "the games", "400": "bad filter"},
+        (("status", "query", "scheduled, live or over"), ("platform", "query", "a platform name")),
+    ),
+    Route(
+        "POST", "/api/v1/games/{game}/actions", post_game_action,
+        "An arbiter's action on a game: pause, resume, adjust, split, suspend, resume-game, confirm-verdict, overrule, "
+        "confirm-result, declare-result, penalty (bearer token; each names who and why)",
+        {"200": "the game after the action", "400": "malformed action", "401": "no or unknown token",
+         "403": "beyond the arbiter's authority (16)", "404": "unknown game", "409": "the rules refuse it now"},
+        (("game", "path", "the service's game id"),),
+    ),
+)  # fmt: skip

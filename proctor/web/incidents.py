@@ -1,0 +1,134 @@
+"""Incidents: the queue (filtered), raising one, the arbiters' actions on them, and the printable report."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Final
+
+from aiohttp import web
+
+from proctor import errors, review
+from proctor.wall_clock import now_ms
+from proctor.web.downloads import attachment
+from proctor.web.inputs import context_of, json_body, path_id, text_field
+from proctor.web.openapi import Route
+from proctor.web.reads import read
+from proctor.web.sessions import arbiter
+
+INCIDENT_FILTERS: Final = (
+    ("game", "query", "the service's game id"), ("kind", "query", "e.g. feed-gap, result-mismatch"),
+    ("player", "query", "the player's id on the platform"),
+    ("status", "query", "open, or the last action: confirm, dismiss, note, penalty, evidence"),
+    ("source", "query", "feed, rules, service, player, arbiter (any) or arbiter:NAME, detector (any) or detector:NAME"),
+    ("article", "query", "an article and its sub-articles, e.g. 36.4"),
+    ("since", "query", "raised at or after (ms since 1970)"), ("until", "query", "raised at or before (ms since 1970)"),
+    ("q", "query", "text in the kind or the summary"), ("event", "query", "an event's slug"),
+)  # fmt: skip
+
+
+async def list_incidents(request: web.Request) -> web.Response:
+    """Incidents carry players' evidence: arbiters and the review panel only."""
+    arbiter(request)
+    context = context_of(request)
+    where = review.IncidentFilter.from_query(request.query)
+    with context.engine.connect() as connection:
+        rows = review.read_incidents(connection, where)
+    return web.json_response(rows)
+
+
+async def post_incident(request: web.Request) -> web.Response:
+    """An incident raised by an arbiter (detectors raise theirs inside the service)."""
+    who = arbiter(request)
+    context = context_of(request)
+    body = await json_body(request)
+    game = body.get("game")
+    if game is not None and (isinstance(game, bool) or not isinstance(game, int)):
+        raise errors.BadRequestError("'game' must be the service's game id")
+    kind, summary = text_field(body, "kind", required=True), text_field(body, "summary", required=True)
+    article = body.get("article")
+    if article is not None and not isinstance(article, str):
+        raise errors.BadRequestError("'article' must be a string such as '36.2'")
+    player = body.get("player")
+    if player is not None and not isinstance(player, str):
+        raise errors.BadRequestError("'player' must be a player id")
+    incident_id = await context.writer.submit(
+        lambda connection, batch: context.service.raise_incident(
+            connection, batch, game, kind, summary, source=f"arbiter:{who.name}", article=article, player_ref=player,
+            evidence={"reported_by": who.label}, at=now_ms(),
+        )
+    )  # fmt: skip
+    return web.json_response({"id": incident_id}, status=201)
+
+
+async def post_incident_action(request: web.Request) -> web.Response:
+    """Confirm, dismiss or annotate an incident, or give the penalty its offence calls for (16–18)."""
+    who = arbiter(request)
+    context = context_of(request)
+    incident_id = path_id(request, "incident")
+    body = await json_body(request)
+    action, note = text_field(body, "action", required=True), text_field(body, "note")
+    offence = body.get("offence")
+    player = body.get("player")
+    if action == "penalty" and (not isinstance(offence, str) or not offence):
+        raise errors.BadRequestError("a penalty needs 'offence': the article of the offence, e.g. '36.2'")
+    result = await context.writer.submit(
+        lambda connection, batch: context.service.act_on_incident(
+            connection, batch, incident_id, who, action, note, offence if isinstance(offence, str) else None,
+            player if isinstance(player, str) else None, now_ms(),
+        )
+    )  # fmt: skip
+    return web.json_response(result, status=201)
+
+
+async def _incident_report(request: web.Request) -> review.IncidentReport:
+    arbiter(request)
+    where = review.IncidentFilter.from_query(request.query)
+    report: review.IncidentReport = await read(context_of(request), lambda c: review.read_report(c, where, now_ms()))
+    return report
+
+
+async def get_report_html(request: web.Request) -> web.Response:
+    """The printable incident report, filtered like the incident list; every text escaped."""
+    report = await _incident_report(request)
+    response = web.Response(text=review.report_html(report), content_type="text/html", charset="utf-8")
+    response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    return response
+
+
+async def get_report_pdf(request: web.Request) -> web.Response:
+    """The same report as a PDF, in the ``PDF_FONT`` font (Chinese names need its CJK glyphs)."""
+    report = await _incident_report(request)
+    data = await asyncio.to_thread(review.report_pdf, report, context_of(request).settings.pdf_font)
+    return attachment(data, "application/pdf", "incidents.pdf", "inline")
+
+
+ROUTES: Final = (
+    Route(
+        "GET", "/api/v1/incidents", list_incidents,
+        "Incidents with their arbiter actions and status (arbiters and the review panel), filtered",
+        {"200": "the incidents", "400": "bad filter", "401": "not an arbiter", "404": "unknown event"},
+        INCIDENT_FILTERS,
+    ),
+    Route(
+        "POST", "/api/v1/incidents", post_incident, "Raise an incident (bearer token)",
+        {"201": "the incident's id", "400": "malformed", "401": "no or unknown token", "404": "unknown game"},
+    ),
+    Route(
+        "POST", "/api/v1/incidents/{incident}/actions", post_incident_action,
+        "Confirm, dismiss or note an incident, or give the penalty its offence calls for (bearer token)",
+        {"201": "the action and any verdict", "400": "malformed", "401": "no or unknown token",
+         "403": "beyond the arbiter's authority (16)", "404": "unknown incident", "409": "the rules refuse it"},
+        (("incident", "path", "the incident's id"),),
+    ),
+    Route(
+        "GET", "/api/v1/reports/incidents.html", get_report_html,
+        "A printable incident report (filtered like the incident list): evidence with SHA-256, actions, verdicts",
+        {"200": "the page", "400": "bad filter", "401": "not an arbiter", "404": "unknown event"}, INCIDENT_FILTERS,
+    ),
+    Route(
+        "GET", "/api/v1/reports/incidents.pdf", get_report_pdf, "The same incident report as a PDF",
+        {"200": "the PDF", "400": "bad filter", "401": "not an arbiter", "404": "unknown event",
+         "500": "the PDF_FONT font is missing"},
+        INCIDENT_FILTERS,
+    ),
+)  # fmt: skip

@@ -1,0 +1,40 @@
+"""Evidence files (snapshots, clips, stills, ear crops) for arbiters and the review panel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+from aiohttp import web
+
+from proctor import errors
+from proctor.web.inputs import context_of
+from proctor.web.openapi import Route
+from proctor.web.sessions import arbiter
+
+MEDIA_TYPES: Final = {".jpg": "image/jpeg", ".webm": "video/webm"}
+
+
+async def get_media(request: web.Request) -> web.StreamResponse:
+    """An evidence file (a snapshot, clip, still or ear crop) by the name its incident gives; arbiters and the review
+    panel only.  Only files inside ``MEDIA_DIR`` with a known type are served; anything else is 404."""
+    arbiter(request)
+    folder = Path(context_of(request).settings.media_dir).resolve()
+    name = request.query.get("name", "")
+    path = (folder / name).resolve()
+    if not path.is_relative_to(folder) or path.suffix not in MEDIA_TYPES or not path.is_file():
+        raise errors.NotFoundError(f"no evidence file {name!r} (deleted after its retention, or never kept)")
+    headers = {"Content-Type": MEDIA_TYPES[path.suffix], "Cache-Control": "private, max-age=3600",
+               "X-Content-Type-Options": "nosniff"}  # fmt: skip
+    return web.FileResponse(path, headers=headers)
+
+
+ROUTES: Final = (
+    Route(
+        "GET", "/api/v1/media", get_media,
+        "An evidence file named by an incident (snapshot, clip, still, ear crop), for arbiters and the review panel",
+        {"200": "the file (image/jpeg or video/webm)", "401": "not an arbiter",
+         "404": "no such file under MEDIA_DIR (or deleted after its retention)"},
+        (("name", "query", "the media name as the incident's evidence gives it, e.g. event/section/file.jpg"),),
+    ),
+)  # fmt: skip

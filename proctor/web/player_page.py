@@ -1,0 +1,116 @@
+"""What the player's camera page talks to: the page, its WebRTC configuration and offer, the player's requests
+(leave, call the arbiter) and its event stream (proctor.camera)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import Final
+
+from aiohttp import web
+
+from proctor import camera as camera_module
+from proctor import errors
+from proctor.context import Context
+from proctor.wall_clock import now_ms
+from proctor.web.inputs import context_of, json_body, text_field
+from proctor.web.openapi import Route
+
+PLAYER_PAGE = Path(__file__).parent.parent.parent / "dashboard" / "player.html"
+
+
+def _stream_player(context: Context, token: str) -> str:
+    with context.engine.connect() as connection:
+        return camera_module.require_player(connection, token)
+
+
+async def play_page(request: web.Request) -> web.Response:
+    _stream_player(context_of(request), request.match_info["token"])
+    return web.Response(text=PLAYER_PAGE.read_text(encoding="utf-8"), content_type="text/html")
+
+
+async def rtc_config(request: web.Request) -> web.Response:
+    """What the player page needs: ICE servers (with TURN credentials for this player) and the stream to send."""
+    context = context_of(request)
+    player = _stream_player(context, request.query.get("token", ""))
+    settings = context.settings
+    return web.json_response({
+        "iceServers": camera_module.ice_servers(settings, player, time.time()),
+        "video": {"width": 640, "height": 480, "frameRate": 5, "maxBitrate": 300_000},
+        "analysisRate": settings.analysis_rate,
+    })  # fmt: skip
+
+
+async def rtc_offer(request: web.Request) -> web.Response:
+    """A player's WebRTC offer ``{sdp, type, token}`` → the answer; a bad token or SDP allocates nothing.  The stream
+    follows the player's section's policy (:meth:`proctor.camera.Camera.accept_offer`)."""
+    context = context_of(request)
+    body = await json_body(request)
+    token, sdp, kind = text_field(body, "token", True), text_field(body, "sdp", True), text_field(body, "type", True)
+    if kind != "offer":
+        raise errors.BadRequestError("'type' must be 'offer'")
+    player = _stream_player(context, token)
+    try:
+        answer = await context.camera.accept_offer(player, sdp, kind)
+    except ValueError as error:
+        raise errors.BadRequestError(str(error)) from None
+    return web.json_response({"sdp": answer.sdp, "type": answer.type})
+
+
+async def play_request(request: web.Request) -> web.Response:
+    """The player asks to leave the area (36.4.1) or calls the arbiter: an incident for the arbiters' queue."""
+    context = context_of(request)
+    player = _stream_player(context, request.match_info["token"])
+    body = await json_body(request)
+    kind = body.get("kind")
+    if kind not in ("leave", "call"):
+        raise errors.BadRequestError("'kind' must be 'leave' or 'call'")
+    game = context.camera.current_game(player)
+    summary = "asks to leave the competition area" if kind == "leave" else "calls the arbiter"
+    incident = await context.writer.submit(
+        lambda connection, batch: context.service.raise_incident(
+            connection, batch, game, "leave-request" if kind == "leave" else "arbiter-call", f"{player} {summary}",
+            source="player", article="36.4.1" if kind == "leave" else None, player_ref=player, at=now_ms(),
+        )
+    )  # fmt: skip
+    return web.json_response({"incident": incident}, status=201)
+
+
+async def play_events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events for one player's page: the arbiters' messages, prompts, leave grants and approval."""
+    context = context_of(request)
+    player = _stream_player(context, request.match_info["token"])
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    with contextlib.suppress(ConnectionResetError):
+        async with contextlib.aclosing(context.camera.listen(player)) as frames:
+            async for frame in frames:
+                await response.write(frame.encode())
+    return response
+
+
+ROUTES: Final = (
+    Route("GET", "/play/{token}", play_page, "The player's camera page", {"200": "the page", "404": "unknown token"},
+          (("token", "path", "the player's stream token"),)),
+    Route(
+        "GET", "/api/v1/rtc/config", rtc_config, "ICE servers and stream settings for a player's page",
+        {"200": "the configuration", "404": "unknown token"}, (("token", "query", "the player's stream token"),),
+    ),
+    Route(
+        "POST", "/api/v1/rtc/offer", rtc_offer, "A player's WebRTC offer {sdp, type, token}; returns the answer",
+        {"200": "the answer {sdp, type}", "400": "malformed body or unusable SDP", "404": "unknown token"},
+    ),
+    Route(
+        "POST", "/api/v1/play/{token}/requests", play_request,
+        "A player's request to leave the area (36.4.1) or call to the arbiter",
+        {"201": "the incident raised", "400": "unknown kind", "404": "unknown token"},
+        (("token", "path", "the player's stream token"),),
+    ),
+    Route(
+        "GET", "/api/v1/play/{token}/events", play_events,
+        "Server-sent events for the player's page only: the arbiters' messages, prompts, leave grants and approval "
+        "(the first event, state, is what the page should show now)",
+        {"200": "an event stream", "404": "unknown token"}, (("token", "path", "the player's stream token"),),
+    ),
+)  # fmt: skip

@@ -1,0 +1,54 @@
+"""The route table: every area's routes in one tuple, in the order the OpenAPI document lists them, and their
+wiring into the app (:func:`add_routes`, called by proctor.app's factory)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from aiohttp import web
+
+from proctor.web import (
+    appeals,
+    camera_controls,
+    dashboards,
+    events,
+    games,
+    health,
+    incidents,
+    media,
+    player_page,
+    review,
+    sessions,
+    stream,
+    webhooks,
+)
+from proctor.web.openapi import Route, document
+
+OPENAPI: Final = Route("GET", "/api/openapi.json", None, "This document", {"200": "the OpenAPI document"})
+
+ROUTES: Final[tuple[Route, ...]] = (
+    *webhooks.ROUTES,
+    *games.ROUTES,
+    *events.ROUTES,
+    *incidents.ROUTES,
+    *camera_controls.ROUTES,
+    *player_page.ROUTES,
+    *media.ROUTES,
+    *sessions.ROUTES,
+    *dashboards.ROUTES,
+    *stream.ROUTES,
+    *review.ROUTES,
+    *appeals.ROUTES,
+    OPENAPI,
+    *health.ROUTES,
+)
+
+
+async def get_openapi(request: web.Request) -> web.Response:
+    return web.json_response(document(ROUTES))
+
+
+def add_routes(app: web.Application) -> None:
+    for route in ROUTES:
+        handler = route.handler or get_openapi
+        app.router.add_route(route.method, route.path, handler)
