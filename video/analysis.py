@@ -12,18 +12,45 @@ found; the cheap checks (covered, frozen, the background's change) run on every 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
-from video.checks import BODY_MIN_SHARE, Box, FaceDetector, Finding, Frame, Monitor, Observation, Scene, observe
+from video.checks import (
+    BODY_MIN_SHARE,
+    MOVING_LEVEL,
+    Box,
+    FaceDetector,
+    Finding,
+    Frame,
+    Monitor,
+    Observation,
+    Scene,
+    observe,
+)
 from video.segmentation import PersonSegmenter
 
 SCENE_CALM = 0.2
 """The scene is taken only from a frame in which at most this share of the grid moved."""
 SCENE_SETTLES_S = 8.0
 """A new body seen this long beside the player (with one face in view) becomes part of the scene."""
+SCENE_STEADY = 0.8
+"""...and only when the person's mask overlaps the one the models found before by this much (intersection over
+union): a player sitting back up, or coming back in, is marked in part at first, and a scene taken then would make
+the rest of the player a new body."""
+FACE_MOVING = 0.5
+"""At least this share of the last face's cells changing by :data:`video.checks.MOVING_LEVEL`: the face is moving
+fast, and the models look again at the next frame."""
+BENT_DOWN_DROP = 0.3
+"""The player went out through the frame's bottom when their face was last seen at least this many face heights
+lower than when the scene was taken, and lower more than sideways (someone who gets up rises and walks out by a
+side)."""
+
+
+def _overlap(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> float:
+    union = int((a | b).sum())
+    return int((a & b).sum()) / union if union else 0.0
 
 
 @dataclass
@@ -48,11 +75,19 @@ class FrameAnalyser:
     """Since when the models have seen a new body (:attr:`video.checks.Observation.new_body`)."""
     unsettled: bool = True
     """The last frame showed nobody, two faces or a new body: look again at once."""
+    rest_face: Box | None = None
+    """The player's face when the scene was taken..."""
+    last_face: Box | None = None
+    """...and when a face was last found (one face in view)..."""
+    bent_down_at: float | None = None
+    """...and since when the player is out of the picture having gone out through its bottom (bent down to the
+    floor, or over the board): present for :attr:`video.checks.Thresholds.bent_down_s`."""
 
     def observe(self, image: Frame, at: float, search: bool = False) -> Observation:
         """What the frame shows.  ``search``: run the models on this frame whatever the interval (a prompt's stills
         need its faces)."""
         due = search or self.unsettled or at - self.searched_at >= self.face_interval_s
+        previous_mask = self.last_mask
         if due and self.people is not None:
             self.last_mask = self.people.segment(image)
         observation, small = observe(image, at, self.last_small, self.faces, None if due else self.last_faces,
@@ -71,9 +106,46 @@ class FrameAnalyser:
             whole = all(not f.touches_edge(observation.width, observation.height) for f in observation.faces)
             alone = len(observation.faces) == 1 and (not body or settled) and calm and whole
             lit = observation.contrast >= self.monitor.thresholds.flat_contrast
-            if alone and lit and self.last_mask is not None and self.last_mask.shape == small.shape:
-                self.scene = Scene(small, self.last_mask > 0.5, at)
+            mask = self.last_mask
+            steady = (
+                mask is not None
+                and previous_mask is not None
+                and previous_mask.shape == mask.shape
+                and _overlap(mask > 0.5, previous_mask > 0.5) >= SCENE_STEADY
+            )
+            if alone and lit and steady and mask is not None and mask.shape == small.shape:
+                self.scene = Scene(small, mask > 0.5, at)
+                self.rest_face = observation.faces[0]
+        elif len(self.last_faces) == 1 and self.last_small is not None and self.last_small.shape == small.shape:
+            # The face found a moment ago is moving fast (the player getting up, bending down, leaning out): look
+            # again at the next frame, so that where the face went is known.
+            face = self.last_faces[0]
+            rows = slice(max(0, face.y // 4), max(1, (face.y + face.height) // 4))
+            cols = slice(max(0, face.x // 4), max(1, (face.x + face.width) // 4))
+            moved = np.abs(small[rows, cols] - self.last_small[rows, cols]) >= MOVING_LEVEL
+            self.unsettled = moved.size > 0 and float(moved.mean()) >= FACE_MOVING
         self.last_small = small
+        return self._bent_down(observation)
+
+    def _bent_down(self, observation: Observation) -> Observation:
+        """A player who went out through the frame's bottom edge is bent down (picking something up, or over the
+        board with only the top of the head left in the picture) and is present for a while: someone leaving gets
+        up and walks out by a side."""
+        at = observation.at
+        if len(observation.faces) == 1:
+            self.last_face, self.bent_down_at = observation.faces[0], None
+            return observation
+        if observation.faces or observation.player_seen:
+            return observation
+        if self.bent_down_at is None and self.last_face is not None and self.rest_face is not None:
+            rest, last = self.rest_face, self.last_face
+            drop = (last.y + last.height / 2 - rest.y - rest.height / 2) / max(rest.height, 1)
+            aside = abs(last.x + last.width / 2 - rest.x - rest.width / 2) / max(rest.height, 1)
+            if drop >= BENT_DOWN_DROP and drop > aside:
+                self.bent_down_at = at
+            self.last_face = None  # judged once, when the player went out
+        if self.bent_down_at is not None and at - self.bent_down_at < self.monitor.thresholds.bent_down_s:
+            return replace(observation, bent_down=True)
         return observation
 
     def judge(self, observation: Observation) -> list[Finding]:

@@ -158,17 +158,27 @@ class Observation:
     """Mean signed difference of the person's inner region from the previous frame: the person follows the camera's
     exposure (and the room's light), which a replaced background does not."""
     background_sharpness: float | None = None
-    """How sharp the background's edges are (its Laplacian over its gradient, at 320x240: about 1 for a sharp
-    picture, falling with a blur's radius)..."""
+    """How much fine detail the background has for its coarse detail (:func:`_edges`: 0.3-0.65 for a room through
+    a webcam and VP8, 0.12-0.2 when an app blurs it)..."""
     person_sharpness: float | None = None
     """...and the person's inner region's..."""
     background_structure: float | None = None
-    """...and how much edge the background has (its mean gradient): a plain wall has none and cannot be judged."""
+    """...and how much coarse detail the background has (grey levels): a plain wall has little and cannot be
+    judged."""
+    bent_down: bool = False
+    """The player went out of the picture through its bottom edge a moment ago (:class:`video.analysis.FrameAnalyser`):
+    bent down, not gone; not someone in view either (a frozen picture is not told by them)."""
+    shows_room: bool | None = None
+    """The whole picture is the room as it was when the player was last seen (outside where the player sat, within
+    a little exposure change): a bare wall the player walked away from, not a lens covered by a hand or a cap, which
+    show something else.  None before the player was ever seen."""
     edges: float | None = None
     """How much edge the whole frame has (its mean gradient at 320x240): a lens covered by a hand or a cap has none;
     a white wall with anything on it has some."""
 
 
+CROWD_GAP_S = 1.0
+"""Another person unseen for at most this long is still there (:meth:`Monitor.feed`)."""
 MOVING_LEVEL = 4.0
 """Grey levels (on the 4x4-averaged grid) a cell must change by to count as moving (:attr:`Observation.moving`)."""
 SAME_LEVEL = 22.0
@@ -208,7 +218,14 @@ LOCAL_MOVING = 2.0
 PLAYER_MOVING = 0.01
 """...at least this share of the region around it marked as a person and moving (:data:`MOVING_LEVEL`)."""
 BODY_MIN_SHARE = 0.025
-"""A new body covers at least this share of the frame (as one region)."""
+"""A new body covers at least this share of the frame (as one region)..."""
+UNMARKED_BODY_SHARE = 0.08
+"""...or, not marked as a person, at least this share coming in from the frame's edge..."""
+UNMARKED_BODY_MOVING = 0.3
+"""...that is mostly still (at most this share of it changed since the previous analysed frame: someone standing
+sways, a moving background changes all over)..."""
+BODY_PLAYER_KEPT = 0.5
+"""...and is counted only while at least this share of the player's remembered region still looks as it did."""
 
 
 def compare_scene(
@@ -251,18 +268,62 @@ def compare_scene(
         )  # a seated body goes on below the frame; a thing moving on the table does not
         if not seen:
             seen = _bowed(people, moved, scene.player)
-    fresh = people & room & ~same
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(fresh.astype(np.uint8), connectivity=8)
-    body = 0
+    if kept < BODY_PLAYER_KEPT:
+        # The player is not where they sat (leaning out, getting up): what is new is the player's own body.
+        return seen, 0.0
     centres = [((f.y + f.height // 2) // step, (f.x + f.width // 2) // step) for f in faces]
+    # A body is new where the room was: marked as a person and unlike the room, or (the segmentation misses a body
+    # whose head is out of the picture) a large region unlike the room coming in from the frame's edge.
+    body = _new_regions(people & room & ~same, centres, BODY_MIN_SHARE, edge=False)
+    body = max(body, _new_regions(room & ~same, centres, UNMARKED_BODY_SHARE, edge=True, moved=moved))
+    return seen, body / same.size
+
+
+def _new_regions(
+    fresh: NDArray[np.bool_],
+    centres: Sequence[tuple[int, int]],
+    min_share: float,
+    edge: bool,
+    moved: NDArray[np.bool_] | None = None,
+) -> int:
+    """The cells of ``fresh``'s regions of at least ``min_share`` of the grid without a face's centre in them (the
+    player moved, or a face the detector counts already); ``edge``: only regions touching the frame's side or
+    bottom edge; ``moved``: only regions mostly still since the previous frame."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(fresh.astype(np.uint8), connectivity=8)
+    rows, cols = fresh.shape
+    cells = 0
     for label in range(1, count):
         area = int(stats[label, cv2.CC_STAT_AREA])
-        if area < BODY_MIN_SHARE * fresh.size:
+        if area < min_share * fresh.size:
             continue
-        if any(0 <= r < labels.shape[0] and 0 <= c < labels.shape[1] and labels[r, c] == label for r, c in centres):
-            continue  # the player moved (their face is in it), or a face the detector counts already
-        body += area
-    return seen, body / fresh.size
+        if any(0 <= r < rows and 0 <= c < cols and labels[r, c] == label for r, c in centres):
+            continue
+        x, y, width, height = (int(stats[label, key]) for key in
+                               (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP, cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))  # fmt: skip
+        if edge and not (x == 0 or x + width >= cols or y + height >= rows):
+            continue
+        if moved is not None and float(moved[labels == label].mean()) > UNMARKED_BODY_MOVING:
+            continue  # something in the room keeps moving (a screen, a pet, a swinging door), not a body at rest
+        cells += area
+    return cells
+
+
+ROOM_LEVEL = 8.0
+"""Grey levels within which the room, on average, still looks as it did when the player was last seen..."""
+ROOM_GAIN = (0.8, 1.25)
+"""...after a change of the camera's exposure within these bounds (a hand or a cap over the lens is far darker)."""
+
+
+def shows_room(grey: NDArray[np.float32], scene: Scene) -> bool:
+    """Whether the picture is the room of the scene (see :attr:`Observation.shows_room`)."""
+    room = ~_grow(scene.player, 3)
+    if room.mean() < BACKGROUND_MIN_SHARE or grey.shape != scene.grey.shape:
+        return False
+    reference, current = scene.grey[room], grey[room]
+    gain = float(np.median(current)) / max(float(np.median(reference)), 1.0)
+    if not ROOM_GAIN[0] <= gain <= ROOM_GAIN[1]:
+        return False
+    return float(np.abs(current - reference * gain).mean()) < ROOM_LEVEL
 
 
 BOWED_MIN_SHARE = 0.003
@@ -314,21 +375,25 @@ def _grid(grey: Frame) -> NDArray[np.float32]:
     return grid
 
 
-def _edges(grey: Frame, shape: tuple[int, int]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-    """Per cell of the grid, at half the frame's size: the mean absolute Laplacian (how sharp the edges are) and the
-    mean gradient magnitude (how much edge there is).  Their ratio over a region says how sharp its edges are
-    whatever its contrast: about 1 for a sharp picture, falling with the blur's radius."""
+def _edges(grey: Frame, shape: tuple[int, int]) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]:
+    """Per cell of the grid, at half the frame's size: the picture's detail in a fine band and in a coarse band (the
+    mean absolute difference of Gaussians of sigma 1 and 2, and of 4 and 8, at 320x240), and the mean gradient
+    magnitude (how much edge there is).  A picture's fine detail over its coarse detail stays about the same at every
+    contrast (0.3-0.65 for a webcam's room at these bitrates); a blur of sigma 8-16 px at 640x480 takes the fine band
+    away and leaves the coarse one (0.12-0.2).  A plain wall has little of either and is not judged."""
     half = cv2.resize(grey, (shape[1] * 2, shape[0] * 2), interpolation=cv2.INTER_AREA).astype(np.float32)
-    laplacian = np.abs(cv2.Laplacian(half, cv2.CV_32F))
+    blurred = [cv2.GaussianBlur(half, (0, 0), sigma) for sigma in (1.0, 2.0, 4.0, 8.0)]
     gradient = np.abs(cv2.Sobel(half, cv2.CV_32F, 1, 0)) + np.abs(cv2.Sobel(half, cv2.CV_32F, 0, 1))
     size = (shape[1], shape[0])
-    lap = cv2.resize(laplacian, size, interpolation=cv2.INTER_AREA)
+    fine = cv2.resize(np.abs(blurred[0] - blurred[1]), size, interpolation=cv2.INTER_AREA)
+    coarse = cv2.resize(np.abs(blurred[2] - blurred[3]), size, interpolation=cv2.INTER_AREA)
     grad = cv2.resize(gradient, size, interpolation=cv2.INTER_AREA)
-    return np.asarray(lap, dtype=np.float32), np.asarray(grad, dtype=np.float32)
+    return (np.asarray(fine, dtype=np.float32), np.asarray(coarse, dtype=np.float32),
+            np.asarray(grad, dtype=np.float32))  # fmt: skip
 
 
-def _edge_sharpness(lap: NDArray[np.float32], grad: NDArray[np.float32], where: NDArray[np.bool_]) -> float:
-    return float(lap[where].sum()) / max(float(grad[where].sum()), 1e-6)
+def _detail_ratio(fine: NDArray[np.float32], coarse: NDArray[np.float32], where: NDArray[np.bool_]) -> float:
+    return float(fine[where].sum()) / max(float(coarse[where].sum()), 1e-6)
 
 
 def person_mask(
@@ -395,12 +460,13 @@ def observe(
     faces = known_faces
     if faces is None:
         faces = tuple(detector.detect(frame)) if detector is not None else ()
-    lap, grad = _edges(grey, (small.shape[0], small.shape[1]))
+    fine, coarse, grad = _edges(grey, (small.shape[0], small.shape[1]))
     height, width = grey.shape
     background_brightness = background_change = background_shift = person_shift = None
     background_sharpness = person_sharpness = background_structure = None
     share = player_seen = None
     new_body = 0.0
+    room = shows_room(small, scene) if scene is not None else None
     if people is not None and people.shape == small.shape:
         marked = people > 0.5
         share = float(marked.mean())
@@ -421,13 +487,13 @@ def observe(
         if inner is not None and inner.mean() >= PERSON_MIN_SHARE / 2:
             if difference is not None:  # the median: the person's movement changes some cells, the exposure all
                 person_shift = float(np.median(difference[inner]))
-            background_sharpness = _edge_sharpness(lap, grad, outside)
-            person_sharpness = _edge_sharpness(lap, grad, inner)
-            background_structure = float(grad[outside].mean())
+            background_sharpness = _detail_ratio(fine, coarse, outside)
+            person_sharpness = _detail_ratio(fine, coarse, inner)
+            background_structure = float(coarse[outside].mean())
     observation = Observation(
         at, float(grey.mean()), float(grey.std()), change, faces, width, height, background_brightness,
         background_change, background_shift, moving, share, player_seen, new_body, person_shift,
-        background_sharpness, person_sharpness, background_structure, float(grad.mean()),
+        background_sharpness, person_sharpness, background_structure, shows_room=room, edges=float(grad.mean()),
     )  # fmt: skip
     return observation, small
 
@@ -440,6 +506,9 @@ class Thresholds:
     """Nobody in view for this long: left the competition area (36.4.1).  Leaving without permission is the offence,
     not leaving for long; presence rests on the person, not the face, so a player looking down or turned away is
     not absent."""
+    bent_down_s: float = 30.0
+    """A player who went out of the picture through its bottom edge (bent down, or over the board with only the
+    top of the head in view) counts as present this long before the absence is counted."""
     extra_person_s: float = 2.0
     """Two or more faces, or a new body, for this long: another person (36.4.2)."""
     covered_s: float = 3.0
@@ -484,13 +553,15 @@ class Thresholds:
 
     blur_window_s: float = 6.0
     """A blurred background (36.4) is judged over this window..."""
-    blur_edges: float = 0.15
-    """...in which, in most frames, the background's edges were softer than this (its Laplacian over its gradient:
-    measured through VP8, a room 0.17-0.32, the same room blurred by an app's 8-16 px 0.10-0.12)..."""
-    blur_ratio: float = 1.0
-    """...and softer than the person's (0.13-0.18: the person is no sharper than a webcam makes them)..."""
-    blur_structure: float = 8.0
-    """...while the background had this much edge (its mean gradient): a plain wall cannot be judged."""
+    blur_edges: float = 0.2
+    """...in which, in most frames, the background had less fine detail for its coarse detail than this
+    (:attr:`Observation.background_sharpness`: measured through VP8 at 120-800 kbit/s, rooms 0.3-0.65 (a bright
+    window's glare 0.25), the same rooms blurred by an app's 8-16 px 0.12-0.2)..."""
+    blur_ratio: float = 0.6
+    """...and less than this share of the person's (0.36-0.57)..."""
+    blur_structure: float = 1.5
+    """...while the background had this much coarse detail (grey levels; rooms 2.7-14, blurred 1.3-5): a plain
+    wall (0.5-1.3) cannot be judged."""
     blurred_background_s: float = 3.0
 
     pan_travel: float = 0.1
@@ -554,6 +625,8 @@ class Monitor:
     """(time, background shift, background change, person shift) over the last ``background_window_s``."""
     sharpness: deque[tuple[float, bool | None]] = field(default_factory=deque)
     """(time, background blurred?) over the last ``blur_window_s`` (None: not judged in that frame)."""
+    crowded_at: float = float("-inf")
+    """When another person was last seen (two faces or a new body)."""
 
     def _update(
         self, check: Check, present: bool, at: float, hold: float, detail: str, since: float | None = None
@@ -588,7 +661,9 @@ class Monitor:
         findings = self._update(Check.LOST, False, at, t.lost_s, "")
         dark = observation.brightness < t.dark_brightness
         flat = observation.contrast < t.flat_contrast
-        covered = dark or (flat and observation.brightness < t.flat_bright)
+        # A flat picture is a covered lens unless it is bright (an overexposed wall) or is the room itself: a bare
+        # wall the player walked away from is as flat as a hand over the lens.
+        covered = dark or (flat and observation.brightness < t.flat_bright and not observation.shows_room)
         findings += self._update(
             Check.COVERED, covered, at, t.covered_s,
             f"brightness {observation.brightness:.0f}, contrast {observation.contrast:.1f}",
@@ -614,7 +689,7 @@ class Monitor:
         )  # fmt: skip
         usable = not covered
         still = self.conditions[Check.FROZEN].active is not None
-        absent = usable and not someone and at >= self.leave_granted_until
+        absent = usable and not someone and not observation.bent_down and at >= self.leave_granted_until
         findings += self._update(Check.LEFT_AREA, absent, at, t.absence_s, "nobody in front of the camera")
         findings += self._update(
             Check.VIRTUAL_BACKGROUND, usable and not still and self._background_still(observation), at,
@@ -626,6 +701,12 @@ class Monitor:
         )  # fmt: skip
         body = observation.new_body >= BODY_MIN_SHARE and someone  # beside the player, not instead of them
         crowded = usable and not still and (faces >= 2 or body)
+        if crowded:
+            self.crowded_at = at
+        elif usable and not still and self.conditions[Check.EXTRA_PERSON].since is not None:
+            # A person passing behind the player is hidden by the player's head for a moment, and a face turning
+            # is missed in a frame or two: a gap this short does not end the episode.
+            crowded = at - self.crowded_at <= CROWD_GAP_S
         edge = sum(1 for box in observation.faces if box.touches_edge(observation.width, observation.height))
         detail = (
             f"{faces} faces in view" + (f" ({edge} at the frame's edge)" if edge else "")

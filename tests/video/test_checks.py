@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.video.frames import scene
+from tests.video.frames import room_photo, scene
 from video.checks import (
     POLICY_CHECKS,
     Box,
@@ -132,7 +132,7 @@ def _person_over(
 def _background_findings(room_noise: float, seconds: float = 40.0) -> list[tuple[Check, float, float]]:
     """(check, started, raised at) of the findings over a clip of a player in front of a backdrop."""
     rng = np.random.default_rng(3)
-    backdrop = scene(0, np.random.default_rng(5))
+    backdrop = room_photo()  # a real photo: a smooth synthetic room is what a blurred one looks like
     monitor, previous, found = Monitor(), None, []
     for step in range(int(seconds * 2)):
         at = step / 2

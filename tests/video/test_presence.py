@@ -233,3 +233,101 @@ def test_a_player_bent_over_the_board_is_still_there() -> None:
     aside = np.zeros(GRID, bool)
     aside[108:, 130:152] = True
     assert not compare_scene(bowed, aside, [], remembered, moved=np.roll(moved, 60, axis=1))[0]
+
+
+def _placed(room: NDArray[np.uint8], dx: int, dy: int, rng: np.random.Generator) -> NDArray[np.uint8]:
+    """The astronaut as scene() places her, moved by (dx, dy) pixels over ``room``, with the camera's noise."""
+    person = scene(1, np.random.default_rng(1))[60:420, 140:500]
+    frame = room.copy()
+    top, left = 60 + dy, 140 + dx
+    rows, cols = slice(max(0, top), min(480, top + 360)), slice(max(0, left), min(640, left + 360))
+    if rows.start < rows.stop and cols.start < cols.stop:
+        frame[rows, cols] = person[rows.start - top : rows.stop - top, cols.start - left : cols.stop - left]
+    return np.clip(frame.astype(np.int16) + rng.integers(-2, 3, frame.shape), 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize(("dx", "dy", "bent"), [(0, 110, True), (260, -20, False)])
+def test_a_player_who_went_out_through_the_bottom_edge_is_bent_down_not_gone(
+    models: tuple[CenterFaces, SelfieSegmentation], dx: int, dy: int, bent: bool
+) -> None:
+    """Bending down to pick something up, or over the board: the face was last seen lower than at rest, then only
+    the top of the head is left at the frame's bottom edge.  Getting up and walking out by a side is leaving."""
+    faces, people = models
+    analyser = FrameAnalyser(Monitor(Thresholds(absence_s=3, bent_down_s=10)), faces, people)
+    rng = np.random.default_rng(3)
+    room = background(np.random.default_rng(1))
+    raised = []
+    for step in range(8):  # at rest: the scene is taken
+        raised += [(f.check, step / 2) for f in analyser.analyse(_placed(room, 0, 0, rng), step / 2)]
+    assert analyser.scene is not None and analyser.rest_face is not None
+    for step in range(2):  # on the way (down, or up and aside): the face is still found
+        raised += [(f.check, 4 + step / 2) for f in analyser.analyse(_placed(room, dx, dy, rng), 4 + step / 2)]
+    out = (0, 400) if bent else (700, -20)
+    for step in range(40):  # out of the picture for 20 s
+        at = 5 + step / 2
+        raised += [(f.check, at) for f in analyser.analyse(_placed(room, *out, rng), at) if f.ended is None]
+    # Present for bent_down_s (10 s) from when the face was missed (5-5.5 s), then absent for absence_s (3 s); the
+    # bent-down player is not someone in view, so the still room raises no frozen camera.
+    (check, at), *others = raised
+    assert check == Check.LEFT_AREA and (18.0 <= at <= 18.5 if bent else 8.0 <= at <= 8.5) and others == []
+
+
+def test_a_bare_wall_the_player_walked_away_from_is_no_covered_lens() -> None:
+    """A flat picture is a covered lens unless it is the room the player sat in: a bare wall left behind is as
+    flat as a hand over the lens, but it is the room, so the absence counts (36.4.1)."""
+    wall = np.full(GRID, 185.0, np.float32)
+    player = _player()
+    with_player = wall.copy()
+    with_player[player] = 60.0
+    remembered = Scene(with_player, player, 0.0)
+    rng = np.random.default_rng(2)
+    frame = np.clip(185 * 1.05 + rng.normal(0, 1, (480, 640, 3)), 0, 255).astype(np.uint8)  # the exposure rose 5 %
+    hand = np.full((480, 640, 3), (80, 110, 150), np.uint8)  # a hand over the lens: flat, darker, skin-toned
+    empty = np.zeros(GRID, np.float32)
+    (room, _), (covered, _) = (observe(f, 0.0, None, None, (), empty, remembered) for f in (frame, hand))
+    assert room.shows_room and not covered.shows_room
+    for picture, expected in ((frame, Check.LEFT_AREA), (hand, Check.COVERED)):
+        monitor, previous, found = Monitor(Thresholds(absence_s=5, covered_s=3)), None, []
+        for step in range(14):
+            observation, previous = observe(picture, step / 2, previous, None, (), empty, remembered)
+            found += [f.check for f in monitor.feed(observation) if f.ended is None]
+        assert found == [expected]
+
+
+def test_36_4_2_a_person_passing_behind_the_head_is_found_through_a_short_gap() -> None:
+    """Passing behind the player, the other face is hidden by the player's head for a moment: a gap of a second
+    does not end the episode; a longer one does."""
+    face, other = Box(260, 100, 80, 90), Box(40, 90, 70, 80)
+    counts = [1, 1, 2, 2, 2, 1, 1, 2, 2, 1, 1, 1, 1, 1]  # one analysed frame every 0.5 s
+    monitor = Monitor(Thresholds(extra_person_s=2))
+    found = []
+    for i, n in enumerate(counts):
+        found += [(f.check, f.started, i / 2) for f in monitor.feed(_observed(i / 2, faces=(face, other)[:n]))]
+    assert found == [(Check.EXTRA_PERSON, 1.0, 3.0)]
+    apart = [1, 2, 2, 1, 1, 1, 2, 2, 1, 1, 1]  # 1.5 s between two glimpses of 1 s each: two glimpses, no finding
+    monitor = Monitor(Thresholds(extra_person_s=2))
+    assert [f for i, n in enumerate(apart) for f in monitor.feed(_observed(i / 2, faces=(face, other)[:n]))] == []
+
+
+def test_the_players_own_body_leaning_out_is_no_new_body_but_a_still_body_at_the_edge_is() -> None:
+    room, player = _room(), _player()
+    with_player = room.copy()
+    with_player[player] = 30.0
+    remembered = Scene(with_player, player, 0.0)
+    # Leaning out to the left: the player's region shows the room again, the body is now where the room was.
+    leaning = room.copy()
+    leaning[40:, 0:40] = 30.0
+    seen, body = compare_scene(leaning, _player(0, 40), [Box(0, 170, 60, 70)], remembered)
+    assert body == 0.0
+    # Someone standing close beside the seated player, the head above the frame: the segmentation does not mark a
+    # headless body, but a large still region unlike the room comes in from the frame's edge.
+    beside = with_player.copy()
+    beside[20:, 120:160] = 240.0
+    unmarked = player.copy()
+    still = np.zeros(GRID, bool)
+    seen, body = compare_scene(beside, unmarked, [Box(4 * 75, 4 * 45, 40, 40)], remembered, moved=still)
+    assert seen and body == pytest.approx(100 * 40 / beside.size, rel=0.05)
+    # The same region changing all over (a moving background: a screen, a swinging door) is no body at rest.
+    changing = still.copy()
+    changing[20:, 120:160] = True
+    assert compare_scene(beside, unmarked, [Box(4 * 75, 4 * 45, 40, 40)], remembered, moved=changing)[1] == 0.0
