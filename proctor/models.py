@@ -12,6 +12,12 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+MAX_INTEGER = 2**31 - 1
+"""The largest value of an integer column (ids, ``seq``, rounds, boards) on every database (PostgreSQL's integer;
+SQLite's is wider): a client's number beyond it is refused before it reaches a query."""
+MAX_BIGINTEGER = 2**63 - 1
+"""The largest value of a bigint column (times in milliseconds)."""
+
 
 def _ms(nullable: bool = False) -> Any:
     return Field(default=None if nullable else 0, sa_column=Column(BigInteger, nullable=nullable))

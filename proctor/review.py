@@ -48,7 +48,17 @@ from engine.trf import write_trf
 from proctor.codec import event_from_dict
 from proctor.errors import BadRequestError, ConfigurationError, ConflictError, NotFoundError
 from proctor.events import section_scoring
-from proctor.models import Game, GameEvent, Incident, IncidentAction, Pairing, Platform, Section
+from proctor.models import (
+    MAX_BIGINTEGER,
+    MAX_INTEGER,
+    Game,
+    GameEvent,
+    Incident,
+    IncidentAction,
+    Pairing,
+    Platform,
+    Section,
+)
 from proctor.models import Player as PlayerRow
 from proctor.models import Tournament as TournamentRow
 
@@ -468,8 +478,9 @@ class IncidentFilter:
             raw = query.get(name)
             if raw is None:
                 return None
-            if not raw.isdigit():
-                raise BadRequestError(f"query parameter '{name}' must be a whole number" +
+            high = MAX_INTEGER if name == "game" else MAX_BIGINTEGER
+            if not raw.isdigit() or len(raw) > len(str(high)) or int(raw) > high:
+                raise BadRequestError(f"query parameter '{name}' must be a whole number from 0 to {high}" +
                                       (" (ms since 1970)" if name in ("since", "until") else ""))  # fmt: skip
             return int(raw)
 

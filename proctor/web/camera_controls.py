@@ -10,7 +10,7 @@ from aiohttp import web
 from proctor import camera as camera_module
 from proctor import errors
 from proctor.wall_clock import now_ms
-from proctor.web.inputs import context_of, json_body, text_field, whole_number
+from proctor.web.inputs import context_of, json_body, optional_id, text_field, whole_number
 from proctor.web.openapi import Route
 from proctor.web.sessions import arbiter
 
@@ -26,10 +26,7 @@ async def post_stream_token(request: web.Request) -> web.Response:
 
 
 def _incident_param(body: dict[str, Any]) -> int | None:
-    incident = body.get("incident")
-    if incident is not None and (isinstance(incident, bool) or not isinstance(incident, int)):
-        raise errors.BadRequestError("'incident' must be an incident's id")
-    return incident
+    return optional_id(body, "incident", "an incident's id")
 
 
 def _free_text(body: dict[str, Any], name: str, required: bool) -> str:
