@@ -21,6 +21,8 @@ async def post_stream_token(request: web.Request) -> web.Response:
     context = context_of(request)
     player = request.match_info["player"]
     with context.engine.begin() as connection:
+        if not context.service.knows_player(connection, player):
+            raise errors.NotFoundError(f"no player {player!r}: neither an event's player nor in a game not over")
         token = camera_module.issue_stream_token(connection, player, now_ms())
     return web.json_response({"player": player, "token": token, "url": f"/play/{token}"}, status=201)
 
@@ -102,7 +104,8 @@ ROUTES: Final = (
     Route(
         "POST", "/api/v1/players/{player}/stream-token", post_stream_token,
         "Issue a player's camera token (bearer token of an arbiter); the player opens /play/{token}",
-        {"201": "the token and the page's address", "401": "no or unknown arbiter token"},
+        {"201": "the token and the page's address", "401": "no or unknown arbiter token",
+         "404": "not an event's player, nor in a game not over"},
         (("player", "path", "the player's id on the platform"),),
     ),
     Route(

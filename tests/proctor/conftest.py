@@ -105,6 +105,16 @@ class Platformer:
         return await self.send("game.created", game, data, at=start - 60_000)
 
 
+async def seat(platform: Platformer, player: str) -> None:
+    """Make the service know a player (a stream token is issued only for a known one): Black in a game scheduled an
+    hour from now, against ``{player}-opponent``."""
+    start = int(time.time() * 1000) + 3_600_000
+    data = {"black": {"id": player, "name": player}, "white": {"id": f"{player}-opponent", "name": "Opponent"},
+            "rule": "renju", "time_control": "rapid-15", "start_at": iso(start)}  # fmt: skip
+    status, body = await platform.send("game.created", f"seat-{player}", data, at=start - 60_000)
+    assert status == 200, body
+
+
 def register_platform(database_url: str, name: str = "tourney") -> str:
     settings = Settings(database_url=database_url)
     engine = create_database_engine(settings)
