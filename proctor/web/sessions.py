@@ -96,10 +96,15 @@ async def get_session(request: web.Request) -> web.Response:
 
 
 async def delete_session(request: web.Request) -> web.Response:
-    """Log out: the session ends at once."""
-    arbiter(request)
+    """Log out: the session ends at once.  Every role may (the review panel too: ending its own session changes
+    nothing it may not), with the session's CSRF token."""
     cookie = request.cookies.get(SESSION_COOKIE, "")
     with context_of(request).engine.begin() as connection:
+        view = accounts.find_session(connection, cookie, now_ms()) if cookie else None
+        if view is None:
+            raise errors.UnauthorizedError("not logged in")
+        if not accounts.csrf_matches(view, request.headers.get("X-CSRF-Token", "")):
+            raise errors.ForbiddenError("missing or wrong CSRF token (X-CSRF-Token)")
         accounts.end_session(connection, cookie, now_ms())
     response = web.Response(status=204)
     response.del_cookie(SESSION_COOKIE, path="/")
