@@ -21,6 +21,12 @@ SESSION_COOKIE: Final = "proctor_session"
 SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
+def has_credentials(request: web.Request) -> bool:
+    """Whether the request carries an arbiter's credentials (a bearer token or a session cookie), good or not."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return (scheme.lower() == "bearer" and bool(token.strip())) or bool(request.cookies.get(SESSION_COOKIE))
+
+
 def arbiter(request: web.Request) -> Identity:
     """The arbiter behind a request: a bearer token (API clients), or a dashboard session cookie, which must come
     with its CSRF token (``X-CSRF-Token``) on anything but a read.  The review panel (role ``reviewer``) only reads.
