@@ -132,6 +132,21 @@ class ArbiterSession(SQLModel, table=True):
     ended_ms: int | None = _ms(nullable=True)
 
 
+class LoginFailure(SQLModel, table=True):
+    """A dashboard login tried for a name (case-folded) from an address, counted before its password is checked: the
+    login limit's state, shared by every process on the database.  Its rows go when the login succeeds, when they are
+    older than the window, or by ``proctor arbiter unlock``."""
+
+    __tablename__ = "login_failure"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=200)
+    address: str = Field(max_length=100)
+    at_ms: int = _ms()
+
+    __table_args__ = (Index("ix_login_failure_name_address", "name", "address"),)
+
+
 class Game(SQLModel, table=True):
     """A game on a platform, adjudicated by the service."""
 
