@@ -1,6 +1,6 @@
 """Arbiter accounts: who an arbiter is (:class:`Identity`, found by a bearer token's hash), and for the dashboard:
-passwords (argon2id), login sessions (an HttpOnly cookie, plus a CSRF token the page echoes on every change), and a
-limit on failed logins.
+passwords (argon2id, checked in a small bounded pool), login sessions (an HttpOnly cookie, plus a CSRF token the page
+echoes on every change), and a limit on failed logins per name and address, kept in the database.
 
 API clients keep using bearer tokens (``proctor arbiter add``); a browser logs in with a name and password and gets
 a session.  Both end in the same :class:`Identity`, so the authority of article 16 is enforced the same way whichever
@@ -9,20 +9,27 @@ door a request came in by.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
+import math
 import secrets
-from collections import deque
-from dataclasses import dataclass, field
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TypeVar
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, delete, insert, select, update
 from sqlmodel import col
 
 from engine.penalties import Role
-from proctor.errors import BadRequestError, NotFoundError
-from proctor.models import Arbiter, ArbiterSession
+from proctor.errors import BadRequestError, BusyError, NotFoundError, TooManyLoginsError
+from proctor.models import Arbiter, ArbiterSession, LoginFailure
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,30 +136,91 @@ def csrf_matches(view: SessionView, offered: str) -> bool:
     return bool(offered) and hmac.compare_digest(view.csrf.encode(), offered.encode())
 
 
-@dataclass
-class LoginThrottle:
-    """At most ``attempts`` failed logins per ``window_s`` for one name, and for one address; then refused until the
-    oldest failure leaves the window.  In memory: one service process (a restart forgets, which only helps a
-    legitimate arbiter)."""
+@dataclass(frozen=True, slots=True)
+class LoginLimit:
+    """The limit on failed logins, per name (case-folded) and client address together, so that tries from another
+    address never lock the real arbiter out.  The first ``attempts`` failures in ``window_ms`` are free; after that
+    each further try must wait after the last failure, twice as long each time (1 s, 2 s, 4 s … at most
+    ``max_delay_s``): a slowdown, never a lock for everyone."""
 
     attempts: int = 5
-    window_s: float = 900.0
-    failures: dict[str, deque[float]] = field(default_factory=dict)
+    window_ms: int = 900_000
+    max_delay_s: int = 900
 
-    def retry_after(self, keys: tuple[str, ...], now: float) -> float:
-        """Seconds until a login may be tried again for any of these keys (0: now)."""
-        wait = 0.0
-        for key in keys:
-            times = self.failures.get(key)
-            while times and times[0] <= now - self.window_s:
-                times.popleft()
-            if times is not None and len(times) >= self.attempts:
-                wait = max(wait, times[0] + self.window_s - now)
-        return wait
+    def delay_s(self, failures: int) -> int:
+        """How long after the last failure the next try may come, with ``failures`` in the window."""
+        return 0 if failures < self.attempts else min(2 ** (failures - self.attempts), self.max_delay_s)
 
-    def failed(self, keys: tuple[str, ...], now: float) -> None:
-        for key in keys:
-            self.failures.setdefault(key, deque()).append(now)
 
-    def succeeded(self, name_key: str) -> None:
-        self.failures.pop(name_key, None)
+def _login_key(name: str, address: str) -> tuple[str, str]:
+    return name.casefold()[:200], address[:100]
+
+
+def reserve_login(connection: Connection, limit: LoginLimit, name: str, address: str, now: int) -> int:
+    """Count a login try before its password is checked (as a failure, until it succeeds): parallel tries cannot get
+    round the limit.  Returns the tries left when this one fails; :class:`TooManyLoginsError` (with
+    ``retry_after_s``) when this name and address must wait first."""
+    key_name, key_address = _login_key(name, address)
+    same = (col(LoginFailure.name) == key_name, col(LoginFailure.address) == key_address)
+    # The delete comes first: on SQLite it takes the write lock, so the count below is every process's latest.
+    connection.execute(delete(LoginFailure).where(*same, col(LoginFailure.at_ms) <= now - limit.window_ms))
+    times = connection.execute(select(col(LoginFailure.at_ms)).where(*same).order_by(col(LoginFailure.at_ms)))
+    failures = list(times.scalars())
+    if failures:
+        wait_ms = failures[-1] + limit.delay_s(len(failures)) * 1000 - now
+        if len(failures) >= limit.attempts and wait_ms > 0:
+            raise TooManyLoginsError(
+                "too many failed logins for this name from this address: try again later",
+                retry_after_s=math.ceil(wait_ms / 1000), tries_left=0,
+            )  # fmt: skip
+    connection.execute(insert(LoginFailure).values(name=key_name, address=key_address, at_ms=now))
+    return max(limit.attempts - len(failures) - 1, 0)
+
+
+def clear_logins(connection: Connection, name: str, address: str) -> None:
+    """A successful login: its name and address start again with every try."""
+    key_name, key_address = _login_key(name, address)
+    connection.execute(
+        delete(LoginFailure).where(col(LoginFailure.name) == key_name, col(LoginFailure.address) == key_address)
+    )
+
+
+def unlock_logins(connection: Connection, name: str, address: str | None = None) -> int:
+    """The chief's unlock (``proctor arbiter unlock``): forget the failed logins for a name, from every address or
+    one; how many were forgotten."""
+    key_name = name.casefold()[:200]
+    where = [col(LoginFailure.name) == key_name]
+    if address is not None:
+        where.append(col(LoginFailure.address) == address[:100])
+    return int(connection.execute(delete(LoginFailure).where(*where)).rowcount or 0)
+
+
+class PasswordPool:
+    """Password checks (argon2id: tens of milliseconds and 64 MiB each) in a small pool of threads: ``workers`` at
+    once and ``queue`` waiting; a login beyond that is refused at once (:class:`BusyError`, with ``retry_after_s``),
+    so that a flood of logins cannot take the service's memory and CPU from everything else."""
+
+    def __init__(self, workers: int = 2, queue: int = 8) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="password")
+        self.capacity = max(workers, 1) + max(queue, 0)
+        self.admitted = 0
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[None]:
+        """A place in the pool for one login (BusyError when there is none)."""
+        with self._lock:
+            if self.admitted >= self.capacity:
+                raise BusyError("too many logins at once: try again in a moment", retry_after_s=1)
+            self.admitted += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.admitted -= 1
+
+    def run(self, job: Callable[[], T]) -> Future[T]:
+        return self.executor.submit(job)
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
+from proctor.accounts import LoginLimit, PasswordPool
 from proctor.bus import InProcessBus
 from proctor.camera import Camera
 from proctor.context import CONTEXT, Context
@@ -51,7 +52,9 @@ def _resources(settings: Settings) -> Any:
         writer.start()
         camera = Camera(settings, service, writer)
         camera.start()
-        app[CONTEXT] = Context(settings, engine, service, writer, bus, camera)
+        passwords = PasswordPool(settings.login_hash_workers, settings.login_hash_queue)
+        app[CONTEXT] = Context(settings, engine, service, writer, bus, camera, passwords=passwords,
+                               login_limit=LoginLimit(attempts=settings.login_attempts))  # fmt: skip
         timer = asyncio.create_task(_timers(app[CONTEXT]))
         log.info("proctor ready: %d game(s) loaded", len(service.games))
         yield
@@ -59,6 +62,7 @@ def _resources(settings: Settings) -> Any:
         with contextlib.suppress(asyncio.CancelledError):
             await timer
         await camera.close()
+        passwords.close()
         await asyncio.to_thread(writer.stop)
         engine.dispose()
 

@@ -26,7 +26,7 @@ from sqlmodel import col
 from engine.penalties import Role
 from proctor.accounts import Identity
 from proctor.errors import BadRequestError, ConflictError, ForbiddenError, NotFoundError
-from proctor.models import Appeal, AppealDecision, AppealVote, Arbiter, Game, Incident
+from proctor.models import MAX_INTEGER, Appeal, AppealDecision, AppealVote, Arbiter, Game, Incident
 from proctor.service import Service
 from proctor.staging import Batch, Notice
 
@@ -105,8 +105,9 @@ class AppealRequest:
     def from_body(cls, body: Mapping[str, Any]) -> AppealRequest:
         game, incident = body.get("game"), body.get("incident")
         for key, value in (("game", game), ("incident", incident)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise BadRequestError(f"'{key}' must be the service's {key} id")
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not 1 <= value <= MAX_INTEGER):  # fmt: skip
+                raise BadRequestError(f"'{key}' must be the service's {key} id (a whole number, 1 to {MAX_INTEGER})")
         if game is None and incident is None:
             raise BadRequestError("an appeal is about a 'game' or an 'incident' (the arbiter's decision appealed)",
                                   article=LODGING)  # fmt: skip

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from aiortc import RTCIceServer, RTCSessionDescription
+from aiortc.sdp import SessionDescription
 from sqlalchemy import Connection, insert, select, update
 from sqlmodel import col
 
@@ -351,6 +352,7 @@ class Camera:
         """A player's offer, answered; the stream follows the player's policy (ValueError for a bad SDP)."""
         if self.ingest is None:
             raise ConflictError("the camera service is not running")
+        check_offer(sdp)
         policy = self.policy_for(player_ref)
         answer = await self.ingest.answer(player_ref, sdp, kind, policy.stream)
         self.policies[player_ref] = policy
@@ -1001,6 +1003,17 @@ def sweep_media(folder: Path, max_age_s: float, now: float, sections: Mapping[st
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def check_offer(sdp: str) -> None:
+    """ValueError unless the offer is an SDP with a video m-line (what the player's page sends): aiortc would answer
+    anything else with an empty answer and a stream that never gets a frame."""
+    try:
+        media = SessionDescription.parse(sdp).media
+    except Exception as error:  # aiortc's parser raises what it meets (ValueError, IndexError, KeyError…)
+        raise ValueError(f"the offer cannot be used: not an SDP ({error})") from None
+    if not any(m.kind == "video" and m.port != 0 for m in media):
+        raise ValueError("the offer cannot be used: it has no video (an SDP with a video m-line is needed)")
 
 
 def require_player(connection: Connection, token: str) -> str:

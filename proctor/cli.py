@@ -246,6 +246,8 @@ def arbiter_command(args: argparse.Namespace) -> int:
 
     engine = create_database_engine(_settings(args))
     migrate(engine)
+    if args.arbiter_command == "unlock":
+        return _unlock(engine, args.name, args.address)
     token = secrets.token_urlsafe(24)
     sections = [s.strip() for s in (args.sections or "").split(",") if s.strip()] or None
     password = sys.stdin.readline().rstrip("\n") if args.password_stdin else None
@@ -263,6 +265,20 @@ def arbiter_command(args: argparse.Namespace) -> int:
     finally:
         engine.dispose()
     print(token)
+    return 0
+
+
+def _unlock(engine: Any, name: str, address: str | None) -> int:
+    """The chief's unlock: the failed logins for a name (any case), from every address or one, forgotten."""
+    from proctor.accounts import unlock_logins
+
+    try:
+        with engine.begin() as connection:
+            forgotten = unlock_logins(connection, name, address)
+    finally:
+        engine.dispose()
+    where = f" from {address}" if address else ""
+    print(f"unlocked {name}{where}: {forgotten} failed login(s) forgotten")
     return 0
 
 
@@ -377,6 +393,10 @@ def _service_commands(commands: Any) -> None:
     )
     add_arbiter.add_argument("--sections", help="assigned sections or boards: event/section[/board],... (default all)")
     add_arbiter.add_argument("--db")
+    unlock = arbiter_commands.add_parser("unlock", help="forget an arbiter's failed dashboard logins (the login limit)")
+    unlock.add_argument("name")
+    unlock.add_argument("--address", help="only those from this client address (default: every address)")
+    unlock.add_argument("--db")
     event = commands.add_parser("event", help="events (tournaments) from their TOML file")
     event_commands = event.add_subparsers(dest="event_command", required=True)
     load = event_commands.add_parser("load", help="set an event up from its file (docs/events.md)")

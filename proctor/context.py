@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 from sqlalchemy import Engine
 
-from proctor.accounts import LoginThrottle
+from proctor.accounts import LoginLimit, PasswordPool
 from proctor.bus import EventBus
 from proctor.service import Service
 from proctor.settings import Settings
@@ -26,8 +27,12 @@ class Context:
     """proctor.camera.Camera: the players' streams (None until started)."""
     platforms_refreshed: float = 0.0
     """When the platforms and their secrets were last read again (monotonic seconds)."""
-    logins: LoginThrottle = field(default_factory=LoginThrottle)
-    """Failed dashboard logins, per name and per address."""
+    passwords: PasswordPool = field(default_factory=PasswordPool)
+    """The bounded pool that checks dashboard passwords."""
+    login_limit: LoginLimit = field(default_factory=LoginLimit)
+    """The limit on failed dashboard logins (its state is in the database: proctor.models.LoginFailure)."""
+    login_turns: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """One login try counted at a time in this process (the database orders the processes)."""
 
 
 CONTEXT = web.AppKey("context", Context)

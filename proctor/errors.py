@@ -54,3 +54,15 @@ class OverloadedError(ServiceError):
     """Too many events held for one game: the platform should retry later."""
 
     code = "overloaded"
+
+
+class TooManyLoginsError(OverloadedError):
+    """Failed logins for one name from one address: the next try must wait (``retry_after_s``)."""
+
+    code = "too-many-logins"
+
+
+class BusyError(OverloadedError):
+    """More password checks at once than the pool takes: try again in a moment (``retry_after_s``)."""
+
+    code = "busy"

@@ -18,6 +18,15 @@ from engine.clock import TimeControl, find_time_control, increment, sudden_death
 from engine.errors import EngineError
 from engine.openings import Player
 from proctor.errors import BadRequestError
+from proctor.models import MAX_INTEGER
+
+MAX_INITIAL_S: Final = 86_400
+"""The longest initial time a platform may give (a day), and the largest increment (``MAX_INCREMENT_S``)."""
+MAX_INCREMENT_S: Final = 3_600
+MAX_CLOCK_MS: Final = 7 * 86_400_000
+"""The largest remaining time a platform's ``clock_ms`` may show (a week)."""
+MAX_DECLARED: Final = 225
+"""Black's declared number of fifth-move candidates (11.1.2 A) is at most the board's 225 points."""
 
 #: Types that become engine events, and the rest (game.created sets a game up; game.ended is the platform's claim).
 ENGINE_TYPES: Final = frozenset(
@@ -76,6 +85,8 @@ def parse_message(body: bytes) -> FeedMessage:
         raw = json.loads(text, parse_constant=_no_constants)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise BadRequestError(f"the body is not JSON (UTF-8): {error}") from None
+    except RecursionError:
+        raise BadRequestError("the body's JSON is nested too deeply") from None
     if not isinstance(raw, dict):
         raise BadRequestError("the body must be a JSON object")
     kind = raw.get("type")
@@ -85,8 +96,8 @@ def parse_message(body: bytes) -> FeedMessage:
     if not isinstance(game_id, str) or not game_id.strip() or len(game_id) > 100:
         raise BadRequestError("'game_id' must be a non-empty string of at most 100 characters")
     seq = raw.get("seq")
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
-        raise BadRequestError("'seq' must be an integer counting 1, 2, 3… per game")
+    if isinstance(seq, bool) or not isinstance(seq, int) or not 1 <= seq <= MAX_INTEGER:
+        raise BadRequestError(f"'seq' must be an integer counting 1, 2, 3… per game (at most {MAX_INTEGER})")
     data = raw.get("data", {})
     if not isinstance(data, dict):
         raise BadRequestError("'data' must be a JSON object")
@@ -129,10 +140,12 @@ def _time_control(value: object) -> TimeControl:
             raise BadRequestError(f"'data.time_control': {error}") from None
     if isinstance(value, dict):
         initial, extra = value.get("initial_s"), value.get("increment_s", 0)
-        if not isinstance(initial, (int, float)) or isinstance(initial, bool) or initial <= 0:
-            raise BadRequestError("'data.time_control.initial_s' must be a positive number of seconds")
-        if not isinstance(extra, (int, float)) or isinstance(extra, bool) or extra < 0:
-            raise BadRequestError("'data.time_control.increment_s' must be a number of seconds, 0 or more")
+        if not isinstance(initial, (int, float)) or isinstance(initial, bool) or not 0 < initial <= MAX_INITIAL_S:
+            raise BadRequestError(f"'data.time_control.initial_s' must be a positive number of seconds, at most "
+                                  f"{MAX_INITIAL_S}")  # fmt: skip
+        if not isinstance(extra, (int, float)) or isinstance(extra, bool) or not 0 <= extra <= MAX_INCREMENT_S:
+            raise BadRequestError(f"'data.time_control.increment_s' must be a number of seconds from 0 to "
+                                  f"{MAX_INCREMENT_S}")  # fmt: skip
         return increment(initial / 60, extra) if extra else sudden_death(initial / 60)
     raise BadRequestError("'data.time_control' must be a preset name or {initial_s, increment_s}")
 
@@ -150,8 +163,9 @@ def parse_setup(message: FeedMessage) -> GameSetup:
     optional: dict[str, int | None] = {}
     for name in ("round", "board"):
         value = data.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise BadRequestError(f"'data.{name}' must be an integer")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not 0 <= value <= MAX_INTEGER):  # fmt: skip
+            raise BadRequestError(f"'data.{name}' must be an integer from 0 to {MAX_INTEGER}")
         optional[name] = value
     event = data.get("event")
     if event is not None and not isinstance(event, str):
@@ -204,8 +218,8 @@ def to_engine_event(message: FeedMessage, at_ms: int, refs: dict[str, Player]) -
         return adj.Played(at_ms, AddTwo())
     if kind == "opening.declare":
         count = data.get("count")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise BadRequestError("'data.count' must be a positive integer")
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_DECLARED:
+            raise BadRequestError(f"'data.count' must be an integer from 1 to {MAX_DECLARED}")
         return adj.Played(at_ms, Declare(count))
     if kind == "opening.candidates":
         points = data.get("points")
@@ -238,5 +252,6 @@ def check_engine_data(message: FeedMessage, refs: dict[str, Player]) -> None:
             raise BadRequestError("'data.reason' must be a string")
     if message.type == "move" and "clock_ms" in message.data:
         clock = message.data["clock_ms"]
-        if isinstance(clock, bool) or not isinstance(clock, int) or clock < 0:
-            raise BadRequestError("'data.clock_ms' must be the mover's remaining time in whole milliseconds")
+        if isinstance(clock, bool) or not isinstance(clock, int) or not 0 <= clock <= MAX_CLOCK_MS:
+            raise BadRequestError(f"'data.clock_ms' must be the mover's remaining time in whole milliseconds, at "
+                                  f"most {MAX_CLOCK_MS}")  # fmt: skip

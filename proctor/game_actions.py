@@ -17,6 +17,9 @@ from proctor.errors import BadRequestError, NotFoundError
 from proctor.live_games import LiveGame, LiveGames
 from proctor.staging import Batch
 
+MAX_ADJUST_MS = 86_400_000
+"""The most time an arbiter's adjustment (``delta_ms``, ``add_ms``) may give or take: a day."""
+
 GAME_ACTIONS = (
     "pause", "resume", "adjust", "split", "suspend", "resume-game", "confirm-verdict", "overrule",
     "confirm-result", "declare-result", "penalty",
@@ -37,8 +40,9 @@ def game_action_event(
 
     def number(name: str) -> int:
         value = params.get(name)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise BadRequestError(f"'{name}' must be a whole number of milliseconds")
+        if isinstance(value, bool) or not isinstance(value, int) or not -MAX_ADJUST_MS <= value <= MAX_ADJUST_MS:
+            raise BadRequestError(f"'{name}' must be a whole number of milliseconds from {-MAX_ADJUST_MS} to "
+                                  f"{MAX_ADJUST_MS} (a day)")  # fmt: skip
         return value
 
     if action == "pause":

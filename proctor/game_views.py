@@ -87,3 +87,35 @@ def game_view(game: LiveGame, refs_by_player: dict[Player, str], server_now: int
         "feed": {"last_seq": game.last_seq, "held": sorted(game.held), "events_applied": game.applied},
         "next_deadline_ms": deadline_of(state),
     }
+
+
+def public_view(game: LiveGame, names: dict[Player, str], server_now: int) -> dict[str, Any]:
+    """What a platform or a broadcast may show of a game, without credentials: the position, the moves, whose turn,
+    the clocks, the state and the result (winner, reason, article), and the players by colour with their names.  No
+    player ids, incidents, verdicts' causes or feed state: those are for the arbiters and the review panel
+    (:func:`game_view`)."""
+    state = game.state
+    now = max(server_now, state.now) if state.running else state.now
+    position = state.game.position
+    due = state.game.due()
+    black = state.game.black_player
+
+    def colour(player: Player) -> str:
+        return "black" if player is black else "white"
+
+    return {
+        **game_summary(game),
+        "platform_game_id": game.external_id,
+        "rule": state.game.rules.name,
+        "opening": state.game.opening.name,
+        "players": {"black": {"name": names.get(black, "")}, "white": {"name": names.get(black.other, "")}},
+        "moves": [action.token() for action in state.game.actions],
+        "position": {
+            "black": [format_point(p) for p in position.points_of(Color.BLACK)],
+            "white": [format_point(p) for p in position.points_of(Color.WHITE)],
+        },
+        "to_move": state.game.to_move.value,
+        "opening_due": None if due is None else {"colour": colour(due.actor), "article": due.article},
+        "clocks": {colour(p): {"remaining_ms": state.remaining(p, now)} for p in (Player.FIRST, Player.SECOND)},
+        "running": sorted(colour(p) for p in state.clock.charged) if state.running else [],
+    }

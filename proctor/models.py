@@ -12,6 +12,12 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+MAX_INTEGER = 2**31 - 1
+"""The largest value of an integer column (ids, ``seq``, rounds, boards) on every database (PostgreSQL's integer;
+SQLite's is wider): a client's number beyond it is refused before it reaches a query."""
+MAX_BIGINTEGER = 2**63 - 1
+"""The largest value of a bigint column (times in milliseconds)."""
+
 
 def _ms(nullable: bool = False) -> Any:
     return Field(default=None if nullable else 0, sa_column=Column(BigInteger, nullable=nullable))
@@ -124,6 +130,21 @@ class ArbiterSession(SQLModel, table=True):
     created_ms: int = _ms()
     expires_ms: int = _ms()
     ended_ms: int | None = _ms(nullable=True)
+
+
+class LoginFailure(SQLModel, table=True):
+    """A dashboard login tried for a name (case-folded) from an address, counted before its password is checked: the
+    login limit's state, shared by every process on the database.  Its rows go when the login succeeds, when they are
+    older than the window, or by ``proctor arbiter unlock``."""
+
+    __tablename__ = "login_failure"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=200)
+    address: str = Field(max_length=100)
+    at_ms: int = _ms()
+
+    __table_args__ = (Index("ix_login_failure_name_address", "name", "address"),)
 
 
 class Game(SQLModel, table=True):

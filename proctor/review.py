@@ -48,7 +48,17 @@ from engine.trf import write_trf
 from proctor.codec import event_from_dict
 from proctor.errors import BadRequestError, ConfigurationError, ConflictError, NotFoundError
 from proctor.events import section_scoring
-from proctor.models import Game, GameEvent, Incident, IncidentAction, Pairing, Platform, Section
+from proctor.models import (
+    MAX_BIGINTEGER,
+    MAX_INTEGER,
+    Game,
+    GameEvent,
+    Incident,
+    IncidentAction,
+    Pairing,
+    Platform,
+    Section,
+)
 from proctor.models import Player as PlayerRow
 from proctor.models import Tournament as TournamentRow
 
@@ -468,8 +478,9 @@ class IncidentFilter:
             raw = query.get(name)
             if raw is None:
                 return None
-            if not raw.isdigit():
-                raise BadRequestError(f"query parameter '{name}' must be a whole number" +
+            high = MAX_INTEGER if name == "game" else MAX_BIGINTEGER
+            if not raw.isdigit() or len(raw) > len(str(high)) or int(raw) > high:
+                raise BadRequestError(f"query parameter '{name}' must be a whole number from 0 to {high}" +
                                       (" (ms since 1970)" if name in ("since", "until") else ""))  # fmt: skip
             return int(raw)
 
@@ -910,9 +921,20 @@ def section_standings(table: SectionTable, through: int | None = None) -> tuple[
     return tournament, standings(tournament, table.tiebreaks)
 
 
+FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet takes as the start of a formula (OWASP, CSV injection)."""
+
+
+def spreadsheet_text(text: str) -> str:
+    """A free text (a name, a team) for a CSV cell: one that a spreadsheet would run as a formula gets a leading
+    single quote, so that it is shown as text (OWASP's advice on CSV injection)."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def standings_csv(tournament: Tournament, table: list[Standing]) -> str:
     """Rank, start number, name, team, rating, points, each tie-break, then each round as in the results table
-    ("12w1", "+7", "-3": 28.3)."""
+    ("12w1", "+7", "-3": 28.3).  Names and teams are neutralised (:func:`spreadsheet_text`); the other cells are the
+    service's own numbers and result codes."""
     labels = [label for label in (table[0].tiebreaks if table else {}) if label != "PTS"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
@@ -922,7 +944,8 @@ def standings_csv(tournament: Tournament, table: list[Standing]) -> str:
         entrant = standing.entrant
         values = [standing.tiebreaks.get(label) for label in labels]
         writer.writerow([
-            standing.rank, entrant.start_no, entrant.name, entrant.team, entrant.rating or "",
+            standing.rank, entrant.start_no, spreadsheet_text(entrant.name), spreadsheet_text(entrant.team),
+            entrant.rating or "",
             format_score(standing.points), *("" if v is None else format_score(v) for v in values), *cells[3:-1],
         ])  # fmt: skip
     return out.getvalue()

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
+from sqlmodel import col
 
 from proctor.audit import AuditChain
 from proctor.deadlines import Deadlines
@@ -26,6 +27,7 @@ from proctor.deliveries import Deliveries
 from proctor.game_actions import GameActions
 from proctor.incidents import Incidents
 from proctor.live_games import LiveGame, LiveGames
+from proctor.models import Player
 from proctor.settings import Settings
 from proctor.staging import Batch, Staging
 
@@ -63,6 +65,13 @@ class Service:
     def by_external(self) -> dict[tuple[int, str], int]:
         """Service game ids by platform id and platform game id."""
         return self.live.by_external
+
+    def knows_player(self, connection: Connection, player_ref: str) -> bool:
+        """Whether the player is an event's player (by their platform id) or plays a game not over."""
+        if any(player_ref in game.refs and not game.state.is_over for game in list(self.games.values())):
+            return True
+        query = select(col(Player.id)).where(col(Player.platform_ref) == player_ref).limit(1)
+        return player_ref != "" and connection.execute(query).first() is not None
 
     def load(self, connection: Connection) -> None:
         """Platforms, the audit chain's head, and every unfinished game (snapshot + the events after it)."""

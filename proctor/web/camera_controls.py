@@ -10,7 +10,7 @@ from aiohttp import web
 from proctor import camera as camera_module
 from proctor import errors
 from proctor.wall_clock import now_ms
-from proctor.web.inputs import context_of, json_body, text_field, whole_number
+from proctor.web.inputs import context_of, json_body, optional_id, text_field, whole_number
 from proctor.web.openapi import Route
 from proctor.web.sessions import arbiter
 
@@ -21,15 +21,14 @@ async def post_stream_token(request: web.Request) -> web.Response:
     context = context_of(request)
     player = request.match_info["player"]
     with context.engine.begin() as connection:
+        if not context.service.knows_player(connection, player):
+            raise errors.NotFoundError(f"no player {player!r}: neither an event's player nor in a game not over")
         token = camera_module.issue_stream_token(connection, player, now_ms())
     return web.json_response({"player": player, "token": token, "url": f"/play/{token}"}, status=201)
 
 
 def _incident_param(body: dict[str, Any]) -> int | None:
-    incident = body.get("incident")
-    if incident is not None and (isinstance(incident, bool) or not isinstance(incident, int)):
-        raise errors.BadRequestError("'incident' must be an incident's id")
-    return incident
+    return optional_id(body, "incident", "an incident's id")
 
 
 def _free_text(body: dict[str, Any], name: str, required: bool) -> str:
@@ -105,7 +104,8 @@ ROUTES: Final = (
     Route(
         "POST", "/api/v1/players/{player}/stream-token", post_stream_token,
         "Issue a player's camera token (bearer token of an arbiter); the player opens /play/{token}",
-        {"201": "the token and the page's address", "401": "no or unknown arbiter token"},
+        {"201": "the token and the page's address", "401": "no or unknown arbiter token",
+         "404": "not an event's player, nor in a game not over"},
         (("player", "path", "the player's id on the platform"),),
     ),
     Route(

@@ -16,7 +16,7 @@ from proctor.web.openapi import Route
 ARBITER_PAGE = Path(__file__).parent.parent.parent / "dashboard" / "arbiter.html"
 
 
-def _page_policy(nonce: str) -> str:
+def page_policy(nonce: str) -> str:
     """The dashboards' Content-Security-Policy: their one script (by nonce), and this server for data, images (the
     camera thumbnails and evidence stills) and clips; nothing else."""
     return (
@@ -36,7 +36,7 @@ async def arbiter_page(request: web.Request) -> web.Response:
         .replace("[/*OFFENCES*/]", json.dumps(offences, ensure_ascii=False).replace("<", "\\u003c"))
         .replace("{{NONCE}}", nonce)
     )
-    headers = {"Content-Security-Policy": _page_policy(nonce), "Cache-Control": "no-store"}
+    headers = {"Content-Security-Policy": page_policy(nonce), "Cache-Control": "no-store"}
     return web.Response(text=text, content_type="text/html", headers=headers)
 
 
@@ -48,7 +48,7 @@ async def review_page(request: web.Request) -> web.Response:
     search with the exports and the audit check; it only reads.  Same Content-Security-Policy as the arbiters' page."""
     nonce = secrets.token_urlsafe(18)
     text = REVIEW_PAGE.read_text(encoding="utf-8").replace("{{NONCE}}", nonce)
-    headers = {"Content-Security-Policy": _page_policy(nonce), "Cache-Control": "no-store"}
+    headers = {"Content-Security-Policy": page_policy(nonce), "Cache-Control": "no-store"}
     return web.Response(text=text, content_type="text/html", headers=headers)
 
 

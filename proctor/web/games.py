@@ -12,12 +12,12 @@ from engine.openings import Player
 from proctor import errors, review
 from proctor.context import Context
 from proctor.game_actions import game_action_event
-from proctor.game_views import game_view
+from proctor.game_views import game_view, public_view
 from proctor.models import Game, Pairing, Platform, Section, Tournament
 from proctor.wall_clock import now_ms
 from proctor.web.inputs import context_of, json_body, path_id, text_field
 from proctor.web.openapi import Route
-from proctor.web.sessions import arbiter
+from proctor.web.sessions import arbiter, has_credentials
 
 
 def _refs(game_row_refs: dict[str, Player]) -> dict[Player, str]:
@@ -42,32 +42,42 @@ async def post_game_action(request: web.Request) -> web.Response:
 
 
 async def get_game(request: web.Request) -> web.Response:
+    """A game.  Without credentials, what a broadcast may show (proctor.game_views.public_view); with an arbiter's
+    or the review panel's (a bearer token or a session), the full view with player ids, verdicts, feed and
+    incidents.  Credentials that are sent must be good (401)."""
     context = context_of(request)
     platform_id, _ = context.service.platform(request.match_info["platform"])
     game_id = context.service.by_external.get((platform_id, request.match_info["game_id"]))
     if game_id is None:
         raise errors.NotFoundError(f"unknown game {request.match_info['game_id']!r}")
     game = context.service.games[game_id]
+    if not has_credentials(request):
+        link, names = _game_link(context, game_id)
+        return web.json_response({**public_view(game, names, now_ms()), **link})
+    arbiter(request)
     view = game_view(game, _refs(game.refs), now_ms())
-    view.update(_game_link(context, game_id))
+    view.update(_game_link(context, game_id)[0])
     view["incidents"] = _incidents(context, game_id=game_id)
     return web.json_response(view)
 
 
-def _game_link(context: Context, game_id: int) -> dict[str, Any]:
-    """The event, section, round and board of a game linked to its pairing (all None when it has none)."""
+def _game_link(context: Context, game_id: int) -> tuple[dict[str, Any], dict[Player, str]]:
+    """The event, section, round and board of a game linked to its pairing (all None when it has none), and its
+    players' names (the first player's and the second's, as the platform gave them)."""
     query = (
-        select(col(Tournament.slug), col(Section.slug), col(Pairing.round_no), col(Pairing.board))
+        select(col(Tournament.slug), col(Section.slug), col(Pairing.round_no), col(Pairing.board),
+               col(Game.black_name), col(Game.white_name))
         .select_from(Game)
-        .join(Pairing, col(Pairing.id) == col(Game.pairing_id))
-        .join(Section, col(Section.id) == col(Pairing.section_id))
-        .join(Tournament, col(Tournament.id) == col(Section.tournament_id))
+        .outerjoin(Pairing, col(Pairing.id) == col(Game.pairing_id))
+        .outerjoin(Section, col(Section.id) == col(Pairing.section_id))
+        .outerjoin(Tournament, col(Tournament.id) == col(Section.tournament_id))
         .where(col(Game.id) == game_id)
-    )
+    )  # fmt: skip
     with context.engine.connect() as connection:
         row = connection.execute(query).first()
-    event, section, round_no, board = row if row is not None else (None, None, None, None)
-    return {"event": event, "section": section, "round": round_no, "board": board}
+    event, section, round_no, board, first, second = row if row is not None else (None,) * 6
+    link = {"event": event, "section": section, "round": round_no, "board": board}
+    return link, {Player.FIRST: first or "", Player.SECOND: second or ""}
 
 
 def _incidents(
@@ -134,8 +144,9 @@ async def list_games(request: web.Request) -> web.Response:
 ROUTES: Final = (
     Route(
         "GET", "/api/v1/platforms/{platform}/games/{game_id}", get_game,
-        "A game: position, moves, clocks, state, result with its article, verdicts and incidents",
-        {"200": "the game", "404": "unknown platform or game"},
+        "A game. Public: position, moves, clocks, state, result with its article, the players' names by colour. "
+        "With an arbiter's or the review panel's credentials also player ids, verdicts, feed state and incidents",
+        {"200": "the game", "401": "credentials sent but unknown or expired", "404": "unknown platform or game"},
         (("platform", "path", "the platform's name"), ("game_id", "path", "the platform's game id")),
     ),
     Route(

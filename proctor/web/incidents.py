@@ -10,7 +10,7 @@ from aiohttp import web
 from proctor import errors, review
 from proctor.wall_clock import now_ms
 from proctor.web.downloads import attachment
-from proctor.web.inputs import context_of, json_body, path_id, text_field
+from proctor.web.inputs import context_of, json_body, optional_id, path_id, text_field
 from proctor.web.openapi import Route
 from proctor.web.reads import read
 from proctor.web.sessions import arbiter
@@ -41,9 +41,7 @@ async def post_incident(request: web.Request) -> web.Response:
     who = arbiter(request)
     context = context_of(request)
     body = await json_body(request)
-    game = body.get("game")
-    if game is not None and (isinstance(game, bool) or not isinstance(game, int)):
-        raise errors.BadRequestError("'game' must be the service's game id")
+    game = optional_id(body, "game", "the service's game id")
     kind, summary = text_field(body, "kind", required=True), text_field(body, "summary", required=True)
     article = body.get("article")
     if article is not None and not isinstance(article, str):

@@ -9,6 +9,7 @@ from aiohttp import web
 
 from proctor import errors
 from proctor.context import CONTEXT, Context
+from proctor.models import MAX_INTEGER
 
 
 def context_of(request: web.Request) -> Context:
@@ -17,8 +18,8 @@ def context_of(request: web.Request) -> Context:
 
 def path_id(request: web.Request, name: str) -> int:
     raw = request.match_info[name]
-    if not raw.isdigit():
-        raise errors.NotFoundError(f"no {name} {raw!r}")
+    if not raw.isdigit() or len(raw) > len(str(MAX_INTEGER)) or int(raw) > MAX_INTEGER:
+        raise errors.NotFoundError(f"no {name} {raw[:40]!r}")
     return int(raw)
 
 
@@ -27,6 +28,8 @@ async def json_body(request: web.Request) -> dict[str, Any]:
         body = await request.json()
     except ValueError:
         raise errors.BadRequestError("the body must be JSON") from None
+    except RecursionError:
+        raise errors.BadRequestError("the body's JSON is nested too deeply") from None
     if not isinstance(body, dict):
         raise errors.BadRequestError("the body must be a JSON object")
     return body
@@ -39,12 +42,12 @@ def text_field(body: dict[str, Any], name: str, required: bool = False) -> str:
     return value
 
 
-def int_query(request: web.Request, name: str) -> int | None:
+def int_query(request: web.Request, name: str, high: int = MAX_INTEGER) -> int | None:
     raw = request.query.get(name)
     if raw is None:
         return None
-    if not raw.isdigit():
-        raise errors.BadRequestError(f"query parameter '{name}' must be a whole number")
+    if not raw.isdigit() or len(raw) > len(str(high)) or int(raw) > high:
+        raise errors.BadRequestError(f"query parameter '{name}' must be a whole number from 0 to {high}")
     return int(raw)
 
 
@@ -53,4 +56,14 @@ def whole_number(body: dict[str, Any], name: str, bounds: tuple[int, int], defau
     low, high = bounds
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise errors.BadRequestError(f"'{name}' must be a whole number from {low} to {high}")
+    return value
+
+
+def optional_id(body: dict[str, Any], name: str, what: str) -> int | None:
+    """An optional id in a body (``game``, ``incident``): a whole number an integer column holds, or absent."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_INTEGER:
+        raise errors.BadRequestError(f"'{name}' must be {what} (a whole number from 1 to {MAX_INTEGER})")
     return value

@@ -13,6 +13,8 @@ from proctor.web.openapi import Route
 from proctor.web.sessions import arbiter
 
 MEDIA_TYPES: Final = {".jpg": "image/jpeg", ".webm": "video/webm"}
+MAX_NAME: Final = 1000
+"""The longest media name asked for (the names the camera gives are well under 200 characters)."""
 
 
 async def get_media(request: web.Request) -> web.StreamResponse:
@@ -21,8 +23,14 @@ async def get_media(request: web.Request) -> web.StreamResponse:
     arbiter(request)
     folder = Path(context_of(request).settings.media_dir).resolve()
     name = request.query.get("name", "")
-    path = (folder / name).resolve()
-    if not path.is_relative_to(folder) or path.suffix not in MEDIA_TYPES or not path.is_file():
+    if "\x00" in name or len(name) > MAX_NAME:
+        raise errors.BadRequestError(f"query parameter 'name' must be a media name of at most {MAX_NAME} characters")
+    try:
+        path = (folder / name).resolve()
+        served = path.is_relative_to(folder) and path.suffix in MEDIA_TYPES and path.is_file()
+    except (OSError, ValueError):  # a name the file system cannot hold (too long a part, say)
+        served = False
+    if not served:
         raise errors.NotFoundError(f"no evidence file {name!r} (deleted after its retention, or never kept)")
     headers = {"Content-Type": MEDIA_TYPES[path.suffix], "Cache-Control": "private, max-age=3600",
                "X-Content-Type-Options": "nosniff"}  # fmt: skip
@@ -33,7 +41,8 @@ ROUTES: Final = (
     Route(
         "GET", "/api/v1/media", get_media,
         "An evidence file named by an incident (snapshot, clip, still, ear crop), for arbiters and the review panel",
-        {"200": "the file (image/jpeg or video/webm)", "401": "not an arbiter",
+        {"200": "the file (image/jpeg or video/webm)", "400": "not a name (too long, or a NUL)",
+         "401": "not an arbiter",
          "404": "no such file under MEDIA_DIR (or deleted after its retention)"},
         (("name", "query", "the media name as the incident's evidence gives it, e.g. event/section/file.jpg"),),
     ),

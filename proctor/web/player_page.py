@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import secrets
 import time
 from pathlib import Path
 from typing import Final
@@ -14,6 +15,7 @@ from proctor import camera as camera_module
 from proctor import errors
 from proctor.context import Context
 from proctor.wall_clock import now_ms
+from proctor.web.dashboards import page_policy
 from proctor.web.inputs import context_of, json_body, text_field
 from proctor.web.openapi import Route
 
@@ -26,8 +28,13 @@ def _stream_player(context: Context, token: str) -> str:
 
 
 async def play_page(request: web.Request) -> web.Response:
+    """The player's page, with a nonce for its one script and the dashboards' Content-Security-Policy (this server
+    only; it cannot be framed)."""
     _stream_player(context_of(request), request.match_info["token"])
-    return web.Response(text=PLAYER_PAGE.read_text(encoding="utf-8"), content_type="text/html")
+    nonce = secrets.token_urlsafe(18)
+    text = PLAYER_PAGE.read_text(encoding="utf-8").replace("{{NONCE}}", nonce)
+    headers = {"Content-Security-Policy": page_policy(nonce), "Cache-Control": "no-store"}
+    return web.Response(text=text, content_type="text/html", headers=headers)
 
 
 async def rtc_config(request: web.Request) -> web.Response:

@@ -4,8 +4,6 @@ session and logout (proctor.accounts)."""
 from __future__ import annotations
 
 import asyncio
-import math
-import time
 from typing import Any, Final
 
 from aiohttp import web
@@ -19,6 +17,12 @@ from proctor.web.openapi import Route
 
 SESSION_COOKIE: Final = "proctor_session"
 SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def has_credentials(request: web.Request) -> bool:
+    """Whether the request carries an arbiter's credentials (a bearer token or a session cookie), good or not."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return (scheme.lower() == "bearer" and bool(token.strip())) or bool(request.cookies.get(SESSION_COOKIE))
 
 
 def arbiter(request: web.Request) -> Identity:
@@ -51,28 +55,35 @@ def arbiter(request: web.Request) -> Identity:
 
 
 async def post_session(request: web.Request) -> web.Response:
-    """Log in to the dashboard: a session cookie (HttpOnly, SameSite=Strict) and the page's CSRF token."""
+    """Log in to the dashboard: a session cookie (HttpOnly, SameSite=Strict) and the page's CSRF token.  The try is
+    counted against its name and address before the password is checked (proctor.accounts.reserve_login), and the
+    check runs in the bounded pool (429 beyond it); a failure says how many tries are left."""
     context = context_of(request)
     body = await json_body(request)
     name, password = text_field(body, "name", True), text_field(body, "password", True)
-    keys = (f"name:{name.casefold()}", f"address:{request.remote or ''}")
-    now = time.time()
-    wait = context.logins.retry_after(keys, now)
-    if wait > 0:
-        raise errors.OverloadedError("too many failed logins: try again later", retry_after_s=math.ceil(wait))
+    address, limit = request.remote or "", context.login_limit
+
+    def reserve() -> int:
+        with context.engine.begin() as connection:
+            return accounts.reserve_login(connection, limit, name, address, now_ms())
 
     def log_in() -> tuple[str, accounts.SessionView] | None:
         with context.engine.begin() as connection:
             arbiter_id = accounts.check_password(connection, name, password)
             if arbiter_id is None:
                 return None
+            accounts.clear_logins(connection, name, address)
             return accounts.open_session(connection, arbiter_id, now_ms(), context.settings.session_ttl_s)
 
-    opened = await asyncio.to_thread(log_in)
+    with context.passwords.slot():
+        async with context.login_turns:
+            tries_left = await asyncio.to_thread(reserve)
+        opened = await asyncio.wrap_future(context.passwords.run(log_in))
     if opened is None:
-        context.logins.failed(keys, now)
-        raise errors.UnauthorizedError("wrong name or password")
-    context.logins.succeeded(keys[0])
+        detail: dict[str, Any] = {"tries_left": tries_left}
+        if tries_left == 0:
+            detail["next_try_after_s"] = limit.delay_s(limit.attempts)
+        raise errors.UnauthorizedError("wrong name or password", **detail)
     token, view = opened
     response = web.json_response(_session_body(view), status=201)
     response.set_cookie(SESSION_COOKIE, token, max_age=context.settings.session_ttl_s, httponly=True,
@@ -96,10 +107,15 @@ async def get_session(request: web.Request) -> web.Response:
 
 
 async def delete_session(request: web.Request) -> web.Response:
-    """Log out: the session ends at once."""
-    arbiter(request)
+    """Log out: the session ends at once.  Every role may (the review panel too: ending its own session changes
+    nothing it may not), with the session's CSRF token."""
     cookie = request.cookies.get(SESSION_COOKIE, "")
     with context_of(request).engine.begin() as connection:
+        view = accounts.find_session(connection, cookie, now_ms()) if cookie else None
+        if view is None:
+            raise errors.UnauthorizedError("not logged in")
+        if not accounts.csrf_matches(view, request.headers.get("X-CSRF-Token", "")):
+            raise errors.ForbiddenError("missing or wrong CSRF token (X-CSRF-Token)")
         accounts.end_session(connection, cookie, now_ms())
     response = web.Response(status=204)
     response.del_cookie(SESSION_COOKIE, path="/")
@@ -110,8 +126,9 @@ ROUTES: Final = (
     Route(
         "POST", "/api/v1/session", post_session,
         "Log in to the dashboard {name, password}: a session cookie (HttpOnly, SameSite=Strict) and the CSRF token",
-        {"201": "who, role, csrf, expires, sections", "400": "malformed", "401": "wrong name or password",
-         "429": "too many failed logins for this name or address (Retry-After)"},
+        {"201": "who, role, csrf, expires, sections", "400": "malformed",
+         "401": "wrong name or password (tries_left; next_try_after_s when none are left)",
+         "429": "too many failed logins for this name from this address, or too many logins at once (Retry-After)"},
     ),
     Route("GET", "/api/v1/session", get_session, "Who is logged in, and the session's CSRF token",
           {"200": "who, role, csrf, expires, sections", "401": "not logged in"}),

@@ -14,13 +14,14 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
-from sqlalchemy import create_engine, insert, text
+from sqlalchemy import create_engine, insert, select, text
 from sqlmodel import col
 
+from proctor.accounts import token_hash
 from proctor.app import create_app
 from proctor.context import CONTEXT
 from proctor.database import create_database_engine, migrate
-from proctor.models import Platform, PlatformSecret
+from proctor.models import Arbiter, Platform, PlatformSecret
 from proctor.settings import Settings
 from proctor.signatures import new_secret, signed_headers
 
@@ -103,6 +104,26 @@ class Platformer:
         if opening:
             data["opening"] = opening
         return await self.send("game.created", game, data, at=start - 60_000)
+
+
+async def seat(platform: Platformer, player: str) -> None:
+    """Make the service know a player (a stream token is issued only for a known one): Black in a game scheduled an
+    hour from now, against ``{player}-opponent``."""
+    start = int(time.time() * 1000) + 3_600_000
+    data = {"black": {"id": player, "name": player}, "white": {"id": f"{player}-opponent", "name": "Opponent"},
+            "rule": "renju", "time_control": "rapid-15", "start_at": iso(start)}  # fmt: skip
+    status, body = await platform.send("game.created", f"seat-{player}", data, at=start - 60_000)
+    assert status == 200, body
+
+
+def reader(platform: Platformer) -> dict[str, str]:
+    """The bearer header of the review panel's account ``Reader`` (added on first use): the full game view, with
+    player ids, verdicts, feed state and incidents, is for arbiters and the review panel."""
+    engine = app_context(platform).engine
+    with engine.begin() as connection:
+        if connection.execute(select(col(Arbiter.id)).where(col(Arbiter.name) == "Reader")).first() is None:
+            connection.execute(insert(Arbiter).values(name="Reader", role="reviewer", token_hash=token_hash("reader")))
+    return {"Authorization": "Bearer reader"}
 
 
 def register_platform(database_url: str, name: str = "tourney") -> str:

@@ -15,7 +15,7 @@ from proctor.database import create_database_engine
 from proctor.models import AuditEntry
 from proctor.settings import Settings
 from proctor.web.routes import ROUTES
-from tests.proctor.conftest import T0, Platformer
+from tests.proctor.conftest import T0, Platformer, reader
 from tests.proctor.test_arbiters import add_arbiter, bearer
 
 pytestmark = pytest.mark.asyncio
@@ -74,7 +74,9 @@ async def test_the_game_view(platform: Platformer) -> None:
         await platform.send("player.joined", "v1", {"player": f"v1-{side}"}, at=T0 - 10_000)
     for index, point in enumerate(["h8", "h9", "h10"], start=1):
         await platform.send("move", "v1", {"point": point}, at=T0 + index * 1000)
-    state = await (await platform.client.get(f"/api/v1/platforms/{platform.name}/games/v1")).json()
+    state = await (
+        await platform.client.get(f"/api/v1/platforms/{platform.name}/games/v1", headers=reader(platform))
+    ).json()
     assert state["opening"] == "soosorv-2" and state["position"]["black"] == ["h8", "h10"]
     assert state["opening_due"]["player"] == "v1-w" and "swap" in state["opening_due"]["options"]
     assert state["opening_due"]["article"] == "11.1.2 A"

@@ -80,7 +80,9 @@ async def test_a_lower_role_is_refused_a_loss_even_when_the_request_is_forged(
                              {"action": "penalty", "player": "a3-b", "offence": "18.10", "role": "chief"})  # fmt: skip
     assert (status, body["error"], body["article"]) == (403, "authority", "16.3")
     assert "chief arbiter" in body["message"]
-    state = await (await platform.client.get(f"/api/v1/platforms/{platform.name}/games/a3")).json()
+    state = await (
+        await platform.client.get(f"/api/v1/platforms/{platform.name}/games/a3", headers=bearer(token))
+    ).json()
     assert state["result"] is None
 
 

@@ -27,7 +27,7 @@ from proctor.camera import sweep_media
 from proctor.database import create_database_engine
 from proctor.models import Arbiter, AuditEntry
 from proctor.settings import Settings
-from tests.proctor.conftest import Platformer, app_context
+from tests.proctor.conftest import Platformer, app_context, seat
 from tests.video.frames import scene
 from video.checks import Thresholds
 from video.ingest import ClipSettings
@@ -66,6 +66,9 @@ async def issue_token(platform: Platformer, settings: Settings, player: str) -> 
     engine.dispose()
     response = await platform.client.post(f"/api/v1/players/{player}/stream-token",
                                           headers={"Authorization": "Bearer cam-token"})  # fmt: skip
+    if response.status == 404:  # not in an event nor a game yet
+        await seat(platform, player)
+        response = await platform.client.post(f"/api/v1/players/{player}/stream-token", headers=CAM)
     assert response.status == 201
     body: dict[str, Any] = await response.json()
     assert body["url"] == f"/play/{body['token']}"

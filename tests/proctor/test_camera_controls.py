@@ -29,7 +29,7 @@ from proctor.context import CONTEXT
 from proctor.database import create_database_engine
 from proctor.models import Arbiter, AuditEntry, CameraAction, Incident, IncidentAction
 from proctor.settings import Settings
-from tests.proctor.conftest import Platformer, app_context
+from tests.proctor.conftest import Platformer, app_context, seat
 from tests.proctor.test_camera import ScriptedCamera, connect
 from tests.video.frames import scene
 from video.checks import Thresholds
@@ -48,6 +48,9 @@ def add_arbiter(settings: Settings) -> None:
 
 async def issue(platform: Platformer, player: str) -> str:
     response = await platform.client.post(f"/api/v1/players/{player}/stream-token", headers=ARBITER)
+    if response.status == 404:  # not in an event nor a game yet
+        await seat(platform, player)
+        response = await platform.client.post(f"/api/v1/players/{player}/stream-token", headers=ARBITER)
     assert response.status == 201
     return str((await response.json())["token"])
 

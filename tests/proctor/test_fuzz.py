@@ -15,7 +15,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import insert
 
+from proctor.accounts import token_hash
+from proctor.database import create_database_engine
+from proctor.models import Arbiter
+from proctor.settings import Settings
 from proctor.signatures import signed_headers
 from tests.proctor.conftest import database_urls, fresh_postgres_database, iso, register_platform
 from tests.proctor.test_crash import free_port, start_server
@@ -54,7 +59,10 @@ class Client:
             return error.code, json.loads(error.read() or b"null")
 
     def game(self, name: str = GAME) -> Any:
-        with urllib.request.urlopen(f"{self.base}/api/v1/platforms/tourney/games/{name}", timeout=10) as response:
+        """The full game view (the review panel's: feed state and incidents too)."""
+        request = urllib.request.Request(f"{self.base}/api/v1/platforms/tourney/games/{name}",
+                                         headers={"Authorization": "Bearer fuzz-reader"})  # fmt: skip
+        with urllib.request.urlopen(request, timeout=10) as response:
             data = json.loads(response.read())
         data.pop("clocks", None)  # running clocks move with time; everything else must stand still
         data.pop("next_deadline_ms", None)
@@ -68,6 +76,10 @@ def client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     else:
         url = fresh_postgres_database("fuzz")
     secret = register_platform(url)
+    engine = create_database_engine(Settings(database_url=url))
+    with engine.begin() as connection:
+        connection.execute(insert(Arbiter).values(name="Reader", role="reviewer", token_hash=token_hash("fuzz-reader")))
+    engine.dispose()
     port = free_port()
     server = start_server(url, port, log=Path("/tmp/fuzz-server.log"))
     client = Client(port, secret)

@@ -13,13 +13,13 @@ from standardwebhooks import Webhook
 from proctor.cli import main as cli
 from proctor.database import create_database_engine
 from proctor.signatures import new_secret
-from tests.proctor.conftest import T0, Platformer, app_context, iso
+from tests.proctor.conftest import T0, Platformer, app_context, iso, reader
 
 pytestmark = pytest.mark.asyncio
 
 
 async def game_state(platform: Platformer, game: str) -> dict[str, Any]:
-    response = await platform.client.get(f"/api/v1/platforms/{platform.name}/games/{game}")
+    response = await platform.client.get(f"/api/v1/platforms/{platform.name}/games/{game}", headers=reader(platform))
     assert response.status == 200
     result: dict[str, Any] = await response.json()
     return result
