@@ -54,3 +54,15 @@ class OverloadedError(ServiceError):
     """Too many events held for one game: the platform should retry later."""
 
     code = "overloaded"
+
+
+class BusyError(ServiceError):
+    """The database is locked by another writer for longer than a request may wait: nothing was stored, retry."""
+
+    code = "busy"
+
+
+class StorageError(ServiceError):
+    """The database could not store a change (the disk full, an I/O error): nothing was stored."""
+
+    code = "storage"
