@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
+from proctor.database import writing
 from proctor.errors import BusyError, ServiceError, StorageError
 from proctor.service import Service
 from proctor.staging import Batch, Notice
@@ -46,6 +47,7 @@ _STOP = object()
 class Writer:
     def __init__(self, engine: Engine, service: Service, publish: Callable[[list[Notice]], None], max_batch: int = 500):
         self.engine = engine
+        self.writes = writing(engine)
         self.service = service
         self.publish = publish
         self.max_batch = max_batch
@@ -73,7 +75,7 @@ class Writer:
     def run_now(self, job: Job) -> Any:
         """Synchronous use, when no event loop runs (command line, start-up)."""
         try:
-            with self.engine.begin() as connection:
+            with self.writes.begin() as connection:
                 batch = Batch()
                 result = job(connection, batch)
                 self.service.flush(connection, batch)
@@ -111,7 +113,8 @@ class Writer:
             log.error("a batch of %d job(s) failed to commit: %s", len(items), error.orig)
             failure = storage_error(error)
             self.last_failure = failure.message
-            _resolve([(item, False, failure) for item in items])
+            waiting = self._take_waiting() if isinstance(failure, BusyError) else []
+            _resolve([(item, False, failure) for item in items + waiting])
             return
         except Exception as error:  # one job's rows were refused: run each job alone, so that it fails alone
             if len(items) > 1:
@@ -132,11 +135,25 @@ class Writer:
             log.exception("publishing %d notice(s) failed", len(batch.notices))
         _resolve(outcomes)
 
+    def _take_waiting(self) -> list[_Item]:
+        """The jobs that came while a batch waited for the lock in vain: they are refused with it, at once, rather
+        than each batch waiting its own busy timeout in turn."""
+        waiting: list[_Item] = []
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return waiting
+            if item is _STOP:
+                self._queue.put(_STOP)
+                return waiting
+            waiting.append(item)
+
     def _transaction(self, items: list[_Item]) -> tuple[list[tuple[_Item, bool, Any]], Batch]:
         """Run the jobs and write their rows in one transaction; raises if it does not commit."""
         batch = Batch()
         outcomes: list[tuple[_Item, bool, Any]] = []
-        with self.engine.begin() as connection:
+        with self.writes.begin() as connection:
             for item in items:
                 outcomes.append((item, *_run_job(item.job, connection, batch)))
             self.service.flush(connection, batch)

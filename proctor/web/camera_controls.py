@@ -20,8 +20,9 @@ async def post_stream_token(request: web.Request) -> web.Response:
     arbiter(request)
     context = context_of(request)
     player = request.match_info["player"]
-    with context.engine.begin() as connection:
-        token = camera_module.issue_stream_token(connection, player, now_ms())
+    token = await context.writer.submit(
+        lambda connection, _batch: camera_module.issue_stream_token(connection, player, now_ms())
+    )
     return web.json_response({"player": player, "token": token, "url": f"/play/{token}"}, status=201)
 
 

@@ -61,19 +61,19 @@ async def post_session(request: web.Request) -> web.Response:
     if wait > 0:
         raise errors.OverloadedError("too many failed logins: try again later", retry_after_s=math.ceil(wait))
 
-    def log_in() -> tuple[str, accounts.SessionView] | None:
-        with context.engine.begin() as connection:
-            arbiter_id = accounts.check_password(connection, name, password)
-            if arbiter_id is None:
-                return None
-            return accounts.open_session(connection, arbiter_id, now_ms(), context.settings.session_ttl_s)
+    def check() -> int | None:  # argon2 off the event loop; a read, which never waits for a writer
+        with context.engine.connect() as connection:
+            return accounts.check_password(connection, name, password)
 
-    opened = await asyncio.to_thread(log_in)
-    if opened is None:
+    arbiter_id = await asyncio.to_thread(check)
+    if arbiter_id is None:
         context.logins.failed(keys, now)
         raise errors.UnauthorizedError("wrong name or password")
     context.logins.succeeded(keys[0])
-    token, view = opened
+    ttl = context.settings.session_ttl_s
+    token, view = await context.writer.submit(
+        lambda connection, _batch: accounts.open_session(connection, arbiter_id, now_ms(), ttl)
+    )
     response = web.json_response(_session_body(view), status=201)
     response.set_cookie(SESSION_COOKIE, token, max_age=context.settings.session_ttl_s, httponly=True,
                         samesite="Strict", secure=request.secure, path="/")  # fmt: skip
@@ -99,8 +99,9 @@ async def delete_session(request: web.Request) -> web.Response:
     """Log out: the session ends at once."""
     arbiter(request)
     cookie = request.cookies.get(SESSION_COOKIE, "")
-    with context_of(request).engine.begin() as connection:
-        accounts.end_session(connection, cookie, now_ms())
+    await context_of(request).writer.submit(
+        lambda connection, _batch: accounts.end_session(connection, cookie, now_ms())
+    )
     response = web.Response(status=204)
     response.del_cookie(SESSION_COOKIE, path="/")
     return response
@@ -111,7 +112,8 @@ ROUTES: Final = (
         "POST", "/api/v1/session", post_session,
         "Log in to the dashboard {name, password}: a session cookie (HttpOnly, SameSite=Strict) and the CSRF token",
         {"201": "who, role, csrf, expires, sections", "400": "malformed", "401": "wrong name or password",
-         "429": "too many failed logins for this name or address (Retry-After)"},
+         "429": "too many failed logins for this name or address (Retry-After)",
+         "503": "the database is busy (Retry-After)"},
     ),
     Route("GET", "/api/v1/session", get_session, "Who is logged in, and the session's CSRF token",
           {"200": "who, role, csrf, expires, sections", "401": "not logged in"}),
