@@ -31,6 +31,8 @@ class Identity:
 
     name: str
     role: Role
+    sections: tuple[str, ...] = ()
+    """The sections (``event/section``) and boards (``event/section/board``) assigned; none: all (assignments)."""
 
     @property
     def label(self) -> str:
@@ -44,9 +46,11 @@ def token_hash(token: str) -> str:
 def find_arbiter(connection: Connection, token: str) -> Identity | None:
     """The arbiter whose bearer token this is (``proctor arbiter add``)."""
     row = connection.execute(
-        select(col(Arbiter.name), col(Arbiter.role)).where(col(Arbiter.token_hash) == token_hash(token))
+        select(col(Arbiter.name), col(Arbiter.role), col(Arbiter.sections)).where(
+            col(Arbiter.token_hash) == token_hash(token)
+        )
     ).first()
-    return None if row is None else Identity(row.name, Role(row.role))
+    return None if row is None else Identity(row.name, Role(row.role), tuple(row.sections or ()))
 
 
 MIN_PASSWORD = 10
@@ -114,7 +118,8 @@ def find_session(connection: Connection, token: str, now: int) -> SessionView | 
     ).first()  # fmt: skip
     if row is None:
         return None
-    return SessionView(Identity(row.name, Role(row.role)), row.csrf, row.expires_ms, tuple(row.sections or ()))
+    sections = tuple(row.sections or ())
+    return SessionView(Identity(row.name, Role(row.role), sections), row.csrf, row.expires_ms, sections)
 
 
 def end_session(connection: Connection, token: str, now: int) -> None:
