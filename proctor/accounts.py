@@ -21,8 +21,10 @@ from sqlalchemy import Connection, insert, select, update
 from sqlmodel import col
 
 from engine.penalties import Role
+from proctor.account_log import record_account
 from proctor.errors import BadRequestError, NotFoundError
 from proctor.models import Arbiter, ArbiterSession
+from proctor.wall_clock import now_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +71,7 @@ def set_password(connection: Connection, name: str, password: str) -> None:
     if row is None:
         raise NotFoundError(f"no arbiter {name!r}")
     connection.execute(update(Arbiter).where(col(Arbiter.id) == row.id).values(password_hash=_HASHER.hash(password)))
+    record_account(connection, name, "password", "password", now_ms())
     connection.execute(
         update(ArbiterSession).where(col(ArbiterSession.arbiter_id) == row.id, col(ArbiterSession.ended_ms).is_(None))
         .values(ended_ms=0)

@@ -915,6 +915,7 @@ class CameraControl:
             ).returning(col(CameraAction.id))
         ).scalar_one()  # fmt: skip
         assert row_id is not None
+        service.seal(connection, batch, "camera_action", row_id)
         service.audit(connection, batch, at, self.actor, f"camera.{self.kind}", f"camera-action:{row_id}",
                       {"incident": incident, **self.audited})  # fmt: skip
         return row_id, incident

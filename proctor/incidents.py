@@ -38,14 +38,15 @@ class Incidents:
         evidence: dict[str, Any] | None = None,
         player_ref: str | None = None,
         at: int | None = None,
+        confidence: float | None = None,
     ) -> int:
         """Stage an incident (and its audit entry and notice); its id."""
         at = at if at is not None else now_ms()
         incident_id = self.staging.allocate(batch, "incident")
         self.staging.stage(batch, "incident", {
             "id": incident_id, "game_id": game.id if game else None, "player_ref": player_ref, "kind": kind,
-            "source": source, "article": article, "confidence": None, "summary": summary, "evidence": evidence or {},
-            "created_ms": at,
+            "source": source, "article": article, "confidence": confidence, "summary": summary,
+            "evidence": evidence or {}, "created_ms": at,
         })  # fmt: skip
         self.audit_chain.append(
             batch,
@@ -86,11 +87,8 @@ class Incidents:
             game = self.live.game(batch, game_id)
             if player_ref is not None and player_ref not in game.refs:
                 raise BadRequestError(f"'player' must be one of this game's player ids: {', '.join(sorted(game.refs))}")
-        incident_id = self.incident(batch, game, kind, summary, source=source, article=article,
-                                    evidence=evidence, player_ref=player_ref, at=at)  # fmt: skip
-        if confidence is not None:
-            batch.rows["incident"][-1]["confidence"] = confidence
-        return incident_id
+        return self.incident(batch, game, kind, summary, source=source, article=article, evidence=evidence,
+                             player_ref=player_ref, at=at, confidence=confidence)  # fmt: skip
 
     def act_on_incident(
         self, connection: Connection, batch: Batch, incident_id: int, who: Identity, action: str, note: str,

@@ -27,7 +27,8 @@ from proctor.game_actions import GameActions
 from proctor.incidents import Incidents
 from proctor.live_games import LiveGame, LiveGames
 from proctor.settings import Settings
-from proctor.staging import Batch, Staging
+from proctor.staging import Batch, Staging, seal_stored
+from proctor.wall_clock import now_ms
 
 
 class Service:
@@ -72,7 +73,8 @@ class Service:
         self.live.load(connection)
 
     def flush(self, connection: Connection, batch: Batch) -> None:
-        """Write the staged rows."""
+        """Chain the audit entries (with the rows' hashes) and write the staged rows."""
+        self.audit_chain.finish(batch, now_ms())
         self.staging.flush(connection, batch)
 
     def commit(self, batch: Batch) -> None:
@@ -94,3 +96,7 @@ class Service:
     ) -> None:
         """Append a hash-chained audit entry (no personal data: ids and references only)."""
         self.audit_chain.append(batch, at, actor, action, subject, detail)
+
+    def seal(self, connection: Connection, batch: Batch, table: str, row_id: int) -> None:
+        """Put the hash of an append-only row the job wrote itself into the audit entry that follows it."""
+        seal_stored(connection, batch, table, row_id)
