@@ -73,7 +73,7 @@ EDITS = {
         "incident {incident}: changed after it was written",
     ),
     "a move's stored body changed": (
-        "UPDATE feed_delivery SET body = replace(body, 'h8', 'a1') WHERE id = {move}",
+        "UPDATE feed_delivery SET body = CAST(REPLACE(CAST(body AS TEXT), 'h8', 'a1') AS JSON) WHERE id = {move}",
         "feed_delivery {move}: changed after it was written",
     ),
     "a game_event row edited": (
@@ -81,7 +81,8 @@ EDITS = {
         "game_event {event}: changed after it was written",
     ),
     "a camera message edited": (
-        "UPDATE camera_action SET detail = replace(detail, 'hello', 'resign now') WHERE id = {message}",
+        "UPDATE camera_action SET detail = CAST(REPLACE(CAST(detail AS TEXT), 'hello', 'resign') AS JSON) "
+        "WHERE id = {message}",
         "camera_action {message}: changed after it was written",
     ),
     "an arbiter's role raised to chief": (
