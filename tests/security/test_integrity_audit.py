@@ -90,8 +90,8 @@ EDITS = {
         "arbiter Wang (id 2): its role is chief, but its account changes make it arbiter",
     ),
     "a game's result written over": (
-        "UPDATE game SET status = 'over', winner = 'first', reason = 'resignation' WHERE id = {game}",
-        "game {game}: its status is 'over' but the replay of its events gives 'live'",
+        "UPDATE game SET winner = 'white', reason = 'resignation' WHERE id = {game}",
+        "game {game}: its winner is 'white' but the replay of its events gives",
     ),
     "an arbiter added in the database": (
         "INSERT INTO arbiter (name, role, token_hash, password_hash) VALUES ('Mallory', 'chief', 'x', '')",
