@@ -171,8 +171,9 @@ def storage_error(error: OperationalError) -> ServiceError:
 
 
 def _run_job(job: Job, connection: Connection, batch: Batch) -> tuple[bool, Any]:
-    """One job: it may read, and it stages its writes in the batch (it never writes itself), so a refused job (a
-    service error, or the engine's refusal, a ValueError) is undone by restoring the batch; the others go on."""
+    """One job: it may read, and it stages its writes in the batch (or writes its own rows after every check), so a
+    refused job (a service error, or the engine's refusal, a ValueError) is undone by restoring the batch; the others
+    go on."""
     mark = batch.mark()
     try:
         return True, job(connection, batch)
