@@ -26,8 +26,10 @@ from sqlalchemy import Connection, delete, insert, select, update
 from sqlmodel import col
 
 from engine.penalties import Role
+from proctor.account_log import record_account
 from proctor.errors import BadRequestError, BusyError, NotFoundError, TooManyLoginsError
 from proctor.models import Arbiter, ArbiterSession, LoginFailure
+from proctor.wall_clock import now_ms
 
 T = TypeVar("T")
 
@@ -38,6 +40,8 @@ class Identity:
 
     name: str
     role: Role
+    sections: tuple[str, ...] = ()
+    """The sections (``event/section``) and boards (``event/section/board``) assigned; none: all (assignments)."""
 
     @property
     def label(self) -> str:
@@ -51,9 +55,11 @@ def token_hash(token: str) -> str:
 def find_arbiter(connection: Connection, token: str) -> Identity | None:
     """The arbiter whose bearer token this is (``proctor arbiter add``)."""
     row = connection.execute(
-        select(col(Arbiter.name), col(Arbiter.role)).where(col(Arbiter.token_hash) == token_hash(token))
+        select(col(Arbiter.name), col(Arbiter.role), col(Arbiter.sections)).where(
+            col(Arbiter.token_hash) == token_hash(token)
+        )
     ).first()
-    return None if row is None else Identity(row.name, Role(row.role))
+    return None if row is None else Identity(row.name, Role(row.role), tuple(row.sections or ()))
 
 
 MIN_PASSWORD = 10
@@ -72,6 +78,7 @@ def set_password(connection: Connection, name: str, password: str) -> None:
     if row is None:
         raise NotFoundError(f"no arbiter {name!r}")
     connection.execute(update(Arbiter).where(col(Arbiter.id) == row.id).values(password_hash=_HASHER.hash(password)))
+    record_account(connection, name, "password", "password", now_ms())
     connection.execute(
         update(ArbiterSession).where(col(ArbiterSession.arbiter_id) == row.id, col(ArbiterSession.ended_ms).is_(None))
         .values(ended_ms=0)
@@ -121,7 +128,8 @@ def find_session(connection: Connection, token: str, now: int) -> SessionView | 
     ).first()  # fmt: skip
     if row is None:
         return None
-    return SessionView(Identity(row.name, Role(row.role)), row.csrf, row.expires_ms, tuple(row.sections or ()))
+    sections = tuple(row.sections or ())
+    return SessionView(Identity(row.name, Role(row.role), sections), row.csrf, row.expires_ms, sections)
 
 
 def end_session(connection: Connection, token: str, now: int) -> None:

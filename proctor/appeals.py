@@ -192,6 +192,7 @@ def file_appeal(
         ).returning(col(Appeal.id))
     ).scalar_one()  # fmt: skip
     assert appeal_id is not None
+    service.seal(connection, batch, "appeal", appeal_id)
     service.audit(connection, batch, at, who.label, "appeal.filed", f"appeal:{appeal_id}", {
         "article": LODGING, "game": game, "incident": request.incident, "capacity": request.capacity,
         "deposit": {"amount": _amount_text(request.amount), "currency": request.currency},
@@ -220,6 +221,8 @@ def vote(
         insert(AppealVote).values(appeal_id=appeal_id, member=who.name, vote=choice, note=note, created_ms=at)
         .returning(col(AppealVote.id))
     ).scalar_one()  # fmt: skip
+    assert vote_id is not None
+    service.seal(connection, batch, "appeal_vote", vote_id)
     service.audit(connection, batch, at, who.label, "appeal.vote", f"appeal:{appeal_id}",
                   {"article": COMMITTEE, "vote": choice, "vote_id": vote_id, "note_sha256": _sha256(note)})  # fmt: skip
     batch.notices.append(Notice("appeal", {"id": appeal_id, "game": appeal["game"], "status": "open"}))
@@ -243,13 +246,15 @@ def decide(
         raise BadRequestError("'reasonable_basis' is for an appeal that fails (half of the deposit returned); this "
                               "one succeeds and its deposit is returned in full", article=DEPOSIT)  # fmt: skip
     fate, returned = deposit_outcome(outcome, Decimal(appeal["deposit"]["amount"]), reasonable_basis)
-    connection.execute(
+    decision_id = connection.execute(
         insert(AppealDecision).values(
             appeal_id=appeal_id, outcome=outcome, uphold=votes.count("uphold"), reject=votes.count("reject"),
             committee=members, deposit_outcome=fate, deposit_returned=_amount_text(returned), decided_by=who.name,
             decided_role=who.role.value, note=note, created_ms=at,
-        )
-    )  # fmt: skip
+        ).returning(col(AppealDecision.id))
+    ).scalar_one()  # fmt: skip
+    assert decision_id is not None
+    service.seal(connection, batch, "appeal_decision", decision_id)
     service.audit(connection, batch, at, who.label, "appeal.decided", f"appeal:{appeal_id}", {
         "article": COMMITTEE, "outcome": outcome, "uphold": votes.count("uphold"), "reject": votes.count("reject"),
         "committee": members, "deposit": {"outcome": fate, "returned": _amount_text(returned), "article": DEPOSIT},

@@ -5,6 +5,12 @@ Each entry's hash covers its content and the previous entry's hash, so an edited
 deleted one breaks the chain (and leaves a gap in the ids); the feed deliveries, incidents, arbiters' camera actions
 and appeals (with their votes and decisions) are counted against their audit entries, so that removing the last
 entries together with nothing else is caught too.
+
+The entries also hold the hash of every append-only row (``detail.rows``: ``table:id`` → SHA-256 of its content,
+proctor.staging.SEALED): deliveries, game events, incidents and their actions, camera actions, appeals with their
+votes and decisions, and what a game was created with.  Verification checks each row against its hash (changed,
+deleted, or written outside the service), each game's state against the replay of its events, each entered result
+against the pairing, and the arbiters against their own chained log (proctor.account_log).
 """
 
 from __future__ import annotations
@@ -17,8 +23,23 @@ from typing import Any
 from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
-from proctor.models import Appeal, AppealDecision, AppealVote, AuditEntry, CameraAction, FeedDelivery, Incident
-from proctor.staging import Batch, Staging
+from engine.adjudication import Adjudication, settings_from_dict
+from engine.errors import EngineError
+from proctor.account_log import verify_account_log
+from proctor.codec import event_from_dict
+from proctor.models import (
+    Appeal,
+    AppealDecision,
+    AppealVote,
+    AuditEntry,
+    CameraAction,
+    FeedDelivery,
+    Game,
+    GameEvent,
+    Incident,
+    Pairing,
+)
+from proctor.staging import SEALED_TABLES, Batch, Staging, row_digest
 
 GENESIS = "0" * 64
 """The previous hash of the first entry."""
@@ -35,7 +56,11 @@ def audit_hash(previous: str, at: int, actor: str, action: str, subject: str, de
 
 
 class AuditChain:
-    """The chain's head as committed, and the appending of entries to a batch (on the writer thread)."""
+    """The chain's head as committed, and the appending of entries to a batch (on the writer thread).
+
+    Entries are staged as the changes are; when the batch is written (:meth:`finish`) each append-only row's hash
+    goes into the detail of the entry staged after it (else the batch's last entry; ``rows.sealed`` when the batch
+    has none), and the entries are chained, in order."""
 
     def __init__(self, staging: Staging) -> None:
         self.staging = staging
@@ -46,14 +71,27 @@ class AuditChain:
         self.last_hash = head or GENESIS
 
     def append(self, batch: Batch, at: int, actor: str, action: str, subject: str, detail: dict[str, Any]) -> None:
-        """Append a hash-chained audit entry (no personal data: ids and references only)."""
-        previous = batch.last_hash or self.last_hash
-        digest = audit_hash(previous, at, actor, action, subject, detail)
+        """Stage an audit entry (no personal data: ids, references and hashes only); chained by :meth:`finish`."""
         self.staging.stage(batch, "audit_entry", {
             "id": self.staging.allocate(batch, "audit_entry"), "at_ms": at, "actor": actor, "action": action,
-            "subject": subject, "detail": detail, "prev_hash": previous, "hash": digest,
+            "subject": subject, "detail": dict(detail), "prev_hash": None, "hash": None,
         })  # fmt: skip
-        batch.last_hash = digest
+
+    def finish(self, batch: Batch, at: int) -> None:
+        """Before the batch is written: the rows' hashes into their entries, and the entries chained."""
+        if batch.seals and not batch.rows.get("audit_entry"):
+            self.append(batch, at, "service", "rows.sealed", "rows", {})
+        entries = batch.rows.get("audit_entry", [])
+        for before, key, digest in batch.seals:
+            entry = entries[min(before, len(entries) - 1)]
+            entry["detail"].setdefault("rows", {})[key] = digest
+        previous = self.last_hash
+        for entry in entries:
+            entry["prev_hash"] = previous
+            entry["hash"] = previous = audit_hash(
+                previous, entry["at_ms"], entry["actor"], entry["action"], entry["subject"], entry["detail"]
+            )
+        batch.last_hash = previous if entries else None
 
     def commit(self, batch: Batch) -> None:
         """Make a committed batch's last entry the head."""
@@ -72,11 +110,15 @@ class AuditReport:
 
 
 def verify_audit(connection: Connection) -> AuditReport:
+    """Check the chain, then every append-only row against the hash its audit entry holds, the rows that change by
+    design against the replay of what is audited (games, results), and the account changes (proctor.account_log)."""
     problems: list[str] = []
     previous = GENESIS
     expected_id: int | None = None
     count = 0
     counts: dict[str, int] = {}
+    sealed: dict[str, tuple[int, str]] = {}
+    results: dict[int, str] = {}
     for row in connection.execute(select(AuditEntry).order_by(col(AuditEntry.id))):
         count += 1
         if expected_id is not None and row.id != expected_id:
@@ -84,11 +126,16 @@ def verify_audit(connection: Connection) -> AuditReport:
         expected_id = row.id + 1
         if row.prev_hash != previous:
             problems.append(f"entry {row.id}: does not follow the entry before it (deleted or reordered)")
-        recomputed = audit_hash(row.prev_hash, row.at_ms, row.actor, row.action, row.subject, row.detail or {})
+        detail = row.detail or {}
+        recomputed = audit_hash(row.prev_hash, row.at_ms, row.actor, row.action, row.subject, detail)
         if recomputed != row.hash:
             problems.append(f"entry {row.id}: its content was changed after it was written")
         previous = row.hash
         counts[row.action] = counts.get(row.action, 0) + 1
+        for key, digest in (detail.get("rows") or {}).items():
+            sealed[key] = (row.id, digest)
+        if row.action == "pairing.result" and row.subject.startswith("pairing:"):
+            results[int(row.subject.removeprefix("pairing:"))] = detail.get("new", "")
     deliveries = connection.execute(select(func.count()).select_from(FeedDelivery)).scalar_one()
     audited = counts.get("feed.received", 0) + counts.get("game.created", 0)
     if deliveries != audited:
@@ -104,4 +151,73 @@ def verify_audit(connection: Connection) -> AuditReport:
         stored = connection.execute(select(func.count()).select_from(table)).scalar_one()
         if stored != audited:
             problems.append(f"{stored} {what} are stored but {audited} are in the audit log")
+    problems.extend(_check_rows(connection, sealed))
+    problems.extend(_check_games(connection))
+    problems.extend(_check_results(connection, results))
+    problems.extend(verify_account_log(connection))
     return AuditReport(count, tuple(problems))
+
+
+def _check_rows(connection: Connection, sealed: dict[str, tuple[int, str]]) -> list[str]:
+    """Each append-only row against the hash in its audit entry: changed, deleted, or never audited."""
+    problems = []
+    for name, table in SEALED_TABLES.items():
+        seen: set[str] = set()
+        for row in connection.execute(select(table).order_by(table.c.id)).mappings():
+            key = f"{name}:{row['id']}"
+            seen.add(key)
+            entry = sealed.get(key)
+            if entry is None:
+                problems.append(f"{name} {row['id']}: not in the audit log (written outside the service)")
+            elif row_digest(table, dict(row)) != entry[1]:
+                problems.append(f"{name} {row['id']}: changed after it was written (audit entry {entry[0]} has its "
+                                "hash)")  # fmt: skip
+        for key, (entry_id, _) in sealed.items():
+            table_name, _, row_id = key.partition(":")
+            if table_name == name and key not in seen:
+                problems.append(f"{name} {row_id}: deleted (audit entry {entry_id} has its hash)")
+    return problems
+
+
+def _check_games(connection: Connection) -> list[str]:
+    """Each game row's state against the replay of its (sealed) events from what it was created with."""
+    problems = []
+    for game in connection.execute(select(Game).order_by(col(Game.id))):
+        events = connection.execute(
+            select(col(GameEvent.event)).where(col(GameEvent.game_id) == game.id).order_by(col(GameEvent.position))
+        ).scalars()
+        try:
+            state = Adjudication.new(settings_from_dict(game.settings or {}))
+            applied = 0
+            for data in events:
+                state = state.apply(event_from_dict(data or {}))
+                applied += 1
+        except (EngineError, ValueError, KeyError, TypeError) as error:
+            problems.append(f"game {game.id}: its events do not replay ({error})")
+            continue
+        outcome = state.outcome
+        replayed = {
+            "applied": applied,
+            "status": "over" if outcome else ("live" if state.started else "scheduled"),
+            "winner": (outcome.winner.value if outcome.winner else None) if outcome else None,
+            "reason": outcome.termination.value if outcome else None,
+            "article": outcome.article if outcome else None,
+        }
+        for column, value in replayed.items():
+            stored = getattr(game, column)
+            if stored != value:
+                problems.append(f"game {game.id}: its {column} is {stored!r} but the replay of its events gives "
+                                f"{value!r}")  # fmt: skip
+    return problems
+
+
+def _check_results(connection: Connection, audited: dict[int, str]) -> list[str]:
+    """Each pairing's result against the last result entered for it (``pairing.result``); a result loaded from the
+    event's file has no entry."""
+    problems = []
+    rows = connection.execute(select(col(Pairing.id), col(Pairing.result)).where(col(Pairing.id).in_(list(audited))))
+    for pairing_id, result in rows:
+        if pairing_id is not None and result != audited[pairing_id]:
+            problems.append(f"pairing {pairing_id}: its result is {result!r} but the last one entered is "
+                            f"{audited[pairing_id]!r}")  # fmt: skip
+    return problems

@@ -41,6 +41,7 @@ from sqlmodel import col
 
 from engine.penalties import Role
 from proctor.accounts import Identity, token_hash
+from proctor.assignments import require_assigned_to_player
 from proctor.ear_checks import ARTICLE as EAR_ARTICLE
 from proctor.ear_checks import SECONDS as EAR_CHECK_SECONDS
 from proctor.ear_checks import DueCheck, EarCheckPolicy, EarCheckScheduler
@@ -74,6 +75,12 @@ DETECTOR = Identity("detector:camera", Role.ARBITER)
 SERVICE = Identity("service", Role.ARBITER)
 """Who prompts the scheduled ear checks (36.2; proctor/ear_checks.py): the service itself, never an arbiter.  Its
 actions are recorded with ``by_service`` (actor, role and incident source ``service``), not by this name."""
+
+
+def current_game(service: Service, player_ref: str) -> int | None:
+    """The player's game in play (the latest, if several), as committed."""
+    live = [g.id for g in service.games.values() if player_ref in g.refs and not g.state.is_over]
+    return max(live) if live else None
 
 
 def issue_stream_token(connection: Connection, player_ref: str, now: int) -> str:
@@ -426,8 +433,7 @@ class Camera:
             await asyncio.sleep(3600)
 
     def current_game(self, player_ref: str) -> int | None:
-        live = [g.id for g in self.service.games.values() if player_ref in g.refs and not g.state.is_over]
-        return max(live) if live else None
+        return current_game(self.service, player_ref)
 
     async def _record(self, player_ref: str, finding: Finding, snapshot: bytes | None) -> None:
         key = (player_ref, finding.check.value)
@@ -876,7 +882,14 @@ class CameraControl:
 
     def record(self, service: Service, connection: Connection, batch: Batch, at: int) -> tuple[int, int | None]:
         """Checks first, then the staged incident and its note, and the row itself last: a refused action (an
-        unknown incident, one about another player) writes nothing.  The row's id and the incident's."""
+        unknown incident, one about another player, a player outside an assigned arbiter's sections) writes
+        nothing.  The row's id and the incident's."""
+        if not self.by_service:
+            game_id = self.new_incident.game_id if self.new_incident is not None else None
+            if game_id is None:
+                game_id = current_game(service, self.player_ref)
+            what = f"player {self.player_ref}'s camera"
+            require_assigned_to_player(connection, self.who, self.player_ref, game_id, what)
         incident = self.incident
         if incident is not None:
             row = connection.execute(
@@ -904,6 +917,7 @@ class CameraControl:
             ).returning(col(CameraAction.id))
         ).scalar_one()  # fmt: skip
         assert row_id is not None
+        service.seal(connection, batch, "camera_action", row_id)
         service.audit(connection, batch, at, self.actor, f"camera.{self.kind}", f"camera-action:{row_id}",
                       {"incident": incident, **self.audited})  # fmt: skip
         return row_id, incident

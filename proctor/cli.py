@@ -240,9 +240,11 @@ def arbiter_command(args: argparse.Namespace) -> int:
 
     from sqlalchemy import delete, insert
 
+    from proctor.account_log import record_account
     from proctor.accounts import set_password, token_hash
     from proctor.database import create_database_engine, migrate
     from proctor.models import Arbiter
+    from proctor.wall_clock import now_ms
 
     engine = create_database_engine(_settings(args))
     migrate(engine)
@@ -257,6 +259,7 @@ def arbiter_command(args: argparse.Namespace) -> int:
             connection.execute(insert(Arbiter).values(
                 name=args.name, role=args.role, token_hash=token_hash(token), sections=sections
             ))  # fmt: skip
+            record_account(connection, args.name, "proctor arbiter add", "added", now_ms())
             if password is not None:
                 set_password(connection, args.name, password)
     except ServiceError as error:

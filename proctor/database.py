@@ -14,6 +14,15 @@ from proctor.settings import Settings
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 
+WRITES = "proctor_writes"
+"""The execution option of the writer's transactions (:func:`writing`)."""
+
+
+def writing(engine: Engine) -> Engine:
+    """The engine as the writer uses it: on SQLite its transactions begin with ``BEGIN IMMEDIATE``."""
+    return engine.execution_options(**{WRITES: True})
+
+
 def normalise_url(url: str) -> str:
     """``postgresql://`` and ``postgres://`` use psycopg 3; anything else is taken as given."""
     for prefix in ("postgresql://", "postgres://"):
@@ -25,7 +34,8 @@ def normalise_url(url: str) -> str:
 def create_database_engine(settings: Settings) -> Engine:
     url = normalise_url(settings.database_url)
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        busy_ms = round(settings.sqlite_busy_timeout_s * 1000)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_ms / 1000})
         synchronous = settings.sqlite_synchronous
 
         @event.listens_for(engine, "connect")
@@ -35,12 +45,16 @@ def create_database_engine(settings: Settings) -> Engine:
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA synchronous={synchronous}")
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
             cursor.close()
 
         @event.listens_for(engine, "begin")
         def _begin(connection: Any) -> None:
-            connection.exec_driver_sql("BEGIN")
+            # The writer's transactions take the write lock first (waiting up to the busy timeout for another
+            # process's): a transaction that read first could not wait for it, it would fail at once.  Reads take
+            # none (WAL: readers never wait for a writer).
+            immediate = connection.get_execution_options().get(WRITES, False)
+            connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)

@@ -18,7 +18,7 @@ from engine.openings import Player
 from engine.penalties import Ladder, PenaltyPolicy
 from proctor import feed
 from proctor.audit import AuditChain
-from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError
+from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError, UnauthorizedError
 from proctor.incidents import Incidents
 from proctor.live_games import Held, LiveGame, LiveGames
 from proctor.models import Platform, PlatformSecret
@@ -83,6 +83,19 @@ class Deliveries:
         ):
             secrets[row.platform_id].append(row.secret)
         self.platforms = {name: (pid, tuple(secrets[pid])) for pid, name in platforms.items()}
+
+    def check_secret(self, connection: Connection, platform_id: int, secret: str) -> None:
+        """Refuse a delivery signed with a secret revoked since it was loaded (``proctor platform revoke``, from any
+        process): its row is read again in the transaction that would store the delivery (one indexed read), and
+        the platforms are read again so that the revocation is seen by the next request's check too."""
+        revoked = connection.execute(
+            select(col(PlatformSecret.revoked_ms)).where(
+                col(PlatformSecret.platform_id) == platform_id, col(PlatformSecret.secret) == secret
+            )
+        ).first()
+        if revoked is None or revoked[0] is not None:
+            self.reload_platforms(connection)
+            raise UnauthorizedError("the secret that signed this delivery was revoked (proctor platform revoke)")
 
     def platform(self, name: str) -> tuple[int, tuple[str, ...]]:
         try:

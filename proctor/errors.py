@@ -66,3 +66,15 @@ class BusyError(OverloadedError):
     """More password checks at once than the pool takes: try again in a moment (``retry_after_s``)."""
 
     code = "busy"
+
+
+class DatabaseBusyError(ServiceError):
+    """The database is locked by another writer for longer than a request may wait: nothing was stored, retry."""
+
+    code = "busy"
+
+
+class StorageError(ServiceError):
+    """The database could not store a change (the disk full, an I/O error): nothing was stored."""
+
+    code = "storage"

@@ -33,6 +33,7 @@ from engine.penalties import DEFAULT_POLICY_LADDERS, Ladder, PenaltyPolicy
 from engine.rules import find_rule_set
 from engine.standings import RULES_ORDER, ResultKind, System, parse_tiebreaks
 from engine.trf import read_trf
+from proctor.account_log import record_account
 from proctor.ear_checks import MAX_PER_HOUR, SPACING_MS
 from proctor.errors import BadRequestError, ConflictError, NotFoundError
 from proctor.models import Arbiter, Game, Pairing, Player, Section, Tournament
@@ -390,6 +391,7 @@ def store_event(connection: Connection, spec: EventSpec, now: int, replace: bool
     for name, role in spec.arbiters:
         if connection.execute(select(col(Arbiter.id)).where(col(Arbiter.name) == name)).scalar() is None:
             connection.execute(insert(Arbiter).values(name=name, role=role, token_hash=""))
+            record_account(connection, name, f"event {spec.slug}", "added", now)
     for section in spec.sections:
         section_id = connection.execute(
             insert(Section).values(

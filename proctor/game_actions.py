@@ -13,6 +13,7 @@ from engine.actions import parse_action
 from engine.errors import EngineError
 from engine.openings import Player
 from proctor.accounts import Identity
+from proctor.assignments import require_assigned_to_game
 from proctor.errors import BadRequestError, NotFoundError
 from proctor.live_games import LiveGame, LiveGames
 from proctor.staging import Batch
@@ -94,11 +95,19 @@ class GameActions:
         self.live = live
 
     def apply(
-        self, connection: Connection, batch: Batch, game_id: int, make: Callable[[int], adj.Event], server_now: int
+        self,
+        connection: Connection,
+        batch: Batch,
+        game_id: int,
+        who: Identity,
+        make: Callable[[int], adj.Event],
+        server_now: int,
     ) -> LiveGame:
-        """Apply an arbiter's action to a game at the server's time (AdjudicationError: nothing is staged)."""
+        """Apply an arbiter's action to a game at the server's time (AdjudicationError: nothing is staged); an
+        assigned arbiter acts only on the games of their sections and boards (16)."""
         if not self.live.knows(batch, game_id):
             raise NotFoundError(f"no game {game_id}")
+        require_assigned_to_game(connection, who, game_id, f"game {game_id}")
         game = self.live.game(batch, game_id)
         at = max(server_now, game.state.now)
         event = make(at)

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from proctor.accounts import Identity
+from proctor.assignments import require_assigned_to_game, require_assigned_to_player
 from proctor.audit import AuditChain
 from proctor.errors import BadRequestError, NotFoundError
 from proctor.game_actions import GameActions, game_action_event
@@ -37,14 +38,15 @@ class Incidents:
         evidence: dict[str, Any] | None = None,
         player_ref: str | None = None,
         at: int | None = None,
+        confidence: float | None = None,
     ) -> int:
         """Stage an incident (and its audit entry and notice); its id."""
         at = at if at is not None else now_ms()
         incident_id = self.staging.allocate(batch, "incident")
         self.staging.stage(batch, "incident", {
             "id": incident_id, "game_id": game.id if game else None, "player_ref": player_ref, "kind": kind,
-            "source": source, "article": article, "confidence": None, "summary": summary, "evidence": evidence or {},
-            "created_ms": at,
+            "source": source, "article": article, "confidence": confidence, "summary": summary,
+            "evidence": evidence or {}, "created_ms": at,
         })  # fmt: skip
         self.audit_chain.append(
             batch,
@@ -85,11 +87,8 @@ class Incidents:
             game = self.live.game(batch, game_id)
             if player_ref is not None and player_ref not in game.refs:
                 raise BadRequestError(f"'player' must be one of this game's player ids: {', '.join(sorted(game.refs))}")
-        incident_id = self.incident(batch, game, kind, summary, source=source, article=article,
-                                    evidence=evidence, player_ref=player_ref, at=at)  # fmt: skip
-        if confidence is not None:
-            batch.rows["incident"][-1]["confidence"] = confidence
-        return incident_id
+        return self.incident(batch, game, kind, summary, source=source, article=article, evidence=evidence,
+                             player_ref=player_ref, at=at, confidence=confidence)  # fmt: skip
 
     def act_on_incident(
         self, connection: Connection, batch: Batch, incident_id: int, who: Identity, action: str, note: str,
@@ -99,6 +98,7 @@ class Incidents:
         row = connection.execute(select(table_of(Incident)).where(table_of(Incident).c.id == incident_id)).first()
         if row is None:
             raise NotFoundError(f"no incident {incident_id}")
+        self._require_assigned(connection, who, row.game_id, row.player_ref, incident_id)
         if action not in ("confirm", "dismiss", "note", "penalty"):
             raise BadRequestError("'action' must be confirm, dismiss, note or penalty")
         verdict: dict[str, Any] | None = None
@@ -112,7 +112,7 @@ class Incidents:
                 "penalty", {"player": target, "offence": offence, "evidence": evidence}, who, note, game.refs
             )
             before = len(game.state.penalties.penalties)
-            updated = self.game_actions.apply(connection, batch, row.game_id, make, server_now)
+            updated = self.game_actions.apply(connection, batch, row.game_id, who, make, server_now)
             penalty = updated.state.penalties.penalties[before]
             verdict = {
                 "penalty": penalty.kind.value, "offence": penalty.offence, "articles": penalty.articles,
@@ -128,17 +128,29 @@ class Incidents:
         batch.notices.append(Notice("incident-action", {"incident": incident_id, "action": action, "verdict": verdict}))
         return {"incident": incident_id, "action": action, "verdict": verdict}
 
+    @staticmethod
+    def _require_assigned(
+        connection: Connection, who: Identity, game_id: int | None, player_ref: str | None, incident_id: int
+    ) -> None:
+        """An assigned arbiter acts on the incidents of their sections' games and players only (16)."""
+        if player_ref is not None:
+            require_assigned_to_player(connection, who, player_ref, game_id, f"incident {incident_id}")
+        else:
+            require_assigned_to_game(connection, who, game_id, f"incident {incident_id}")
+
     def add_evidence(
         self, connection: Connection, batch: Batch, incident_id: int, who: Identity, media: str, sha256: str,
         note: str, server_now: int,
     ) -> dict[str, Any]:  # fmt: skip
         """Evidence that came after the incident was raised (a clip): an ``evidence`` action naming the file, with
         its SHA-256 in the audit log."""
-        if (
-            connection.execute(select(table_of(Incident).c.id).where(table_of(Incident).c.id == incident_id)).first()
-            is None
-        ):
+        incidents = table_of(Incident)
+        row = connection.execute(
+            select(incidents.c.game_id, incidents.c.player_ref).where(incidents.c.id == incident_id)
+        ).first()
+        if row is None:
             raise NotFoundError(f"no incident {incident_id}")
+        self._require_assigned(connection, who, row.game_id, row.player_ref, incident_id)
         detail = {"evidence": {"media": [media], "sha256": sha256}}
         self.staging.stage(batch, "incident_action", {
             "id": self.staging.allocate(batch, "incident_action"), "incident_id": incident_id, "arbiter": who.name,

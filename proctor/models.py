@@ -266,6 +266,24 @@ class AuditEntry(SQLModel, table=True):
     hash: str = Field(max_length=64, unique=True)
 
 
+class AccountChange(SQLModel, table=True):
+    """A change of an arbiter's account (added, replaced, a new password, removed), hash-chained like the audit log
+    but on its own: accounts are changed from the command line, beside a running server (proctor.account_log).
+    ``state`` is what the account grants afterwards (role, sections, a hash of its credentials), None once removed."""
+
+    __tablename__ = "account_change"
+
+    id: int | None = Field(default=None, primary_key=True)
+    at_ms: int = _ms()
+    actor: str = Field(max_length=200)
+    arbiter: str = Field(max_length=200, index=True)
+    change: str = Field(max_length=20)
+    state: dict[str, Any] | None = _json()
+    prev_hash: str = Field(max_length=64, unique=True)
+    """Unique: two processes that changed accounts at once cannot fork the chain."""
+    hash: str = Field(max_length=64, unique=True)
+
+
 class StreamToken(SQLModel, table=True):
     """A player's token for their camera page and stream (``/play/{token}``); stored hashed."""
 

@@ -29,7 +29,8 @@ from proctor.incidents import Incidents
 from proctor.live_games import LiveGame, LiveGames
 from proctor.models import Player
 from proctor.settings import Settings
-from proctor.staging import Batch, Staging
+from proctor.staging import Batch, Staging, seal_stored
+from proctor.wall_clock import now_ms
 
 
 class Service:
@@ -81,7 +82,8 @@ class Service:
         self.live.load(connection)
 
     def flush(self, connection: Connection, batch: Batch) -> None:
-        """Write the staged rows."""
+        """Chain the audit entries (with the rows' hashes) and write the staged rows."""
+        self.audit_chain.finish(batch, now_ms())
         self.staging.flush(connection, batch)
 
     def commit(self, batch: Batch) -> None:
@@ -103,3 +105,7 @@ class Service:
     ) -> None:
         """Append a hash-chained audit entry (no personal data: ids and references only)."""
         self.audit_chain.append(batch, at, actor, action, subject, detail)
+
+    def seal(self, connection: Connection, batch: Batch, table: str, row_id: int) -> None:
+        """Put the hash of an append-only row the job wrote itself into the audit entry that follows it."""
+        seal_stored(connection, batch, table, row_id)

@@ -29,6 +29,9 @@ class Settings:
     """Store a full game snapshot every this many applied events (and at the end of the game)."""
     sqlite_synchronous: str = "FULL"
     """SQLite's synchronous pragma: FULL survives power loss; NORMAL survives process crashes only."""
+    sqlite_busy_timeout_s: float = 3.0
+    """How long a write waits for another process's write lock on the SQLite file before it is refused (503 with
+    Retry-After); reads never wait (WAL)."""
     ice_servers: str = ""
     """ICE servers for the players' streams, comma-separated (``stun:host:3478,turn:host:3478?transport=tcp``);
     none by default: never aiortc's silent public STUN."""

@@ -51,7 +51,14 @@ def signed_headers(secret: str, webhook_id: str, timestamp: int, body: bytes) ->
 
 
 def verify(headers: Mapping[str, str], body: bytes, secrets_: Iterable[str], now_s: float, tolerance_s: int) -> str:
-    """Check the Standard Webhooks headers of a delivery; returns its ``webhook-id``.
+    """Check the Standard Webhooks headers of a delivery; returns its ``webhook-id`` (:func:`verify_secret`)."""
+    return verify_secret(headers, body, secrets_, now_s, tolerance_s)[0]
+
+
+def verify_secret(
+    headers: Mapping[str, str], body: bytes, secrets_: Iterable[str], now_s: float, tolerance_s: int
+) -> tuple[str, str]:
+    """Check the Standard Webhooks headers of a delivery; returns its ``webhook-id`` and the secret that signed it.
 
     Raises :class:`UnauthorizedError` for missing or wrong signatures and :class:`StaleError` for timestamps outside the
     tolerance, each with a message that says which.
@@ -83,5 +90,5 @@ def verify(headers: Mapping[str, str], body: bytes, secrets_: Iterable[str], now
     for secret in secrets_:
         expected = hmac.new(secret_key(secret), message, hashlib.sha256).digest()
         if any(hmac.compare_digest(expected, candidate) for candidate in offered):
-            return webhook_id
+            return webhook_id, secret
     raise UnauthorizedError("no signature matches this platform's secrets")

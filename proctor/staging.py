@@ -7,13 +7,26 @@ transaction has committed does the rest become visible, so that a failed commit 
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import JSON, Connection, Table, bindparam, func, select, update
 
-from proctor.models import AuditEntry, FeedDelivery, Game, GameEvent, Incident, IncidentAction
+from proctor.models import (
+    Appeal,
+    AppealDecision,
+    AppealVote,
+    AuditEntry,
+    CameraAction,
+    FeedDelivery,
+    Game,
+    GameEvent,
+    Incident,
+    IncidentAction,
+)
 
 if TYPE_CHECKING:
     from proctor.live_games import LiveGame
@@ -35,6 +48,20 @@ ALLOCATED: dict[str, Table] = {
     "incident_action": table_of(IncidentAction),
     "audit_entry": table_of(AuditEntry),
 }
+SEALED: dict[str, tuple[str, ...] | None] = {
+    "game": ("id", "platform_id", "external_id", "pairing_id", "black_ref", "white_ref", "black_name", "white_name",
+             "settings", "created_ms"),
+    "feed_delivery": None, "game_event": None, "incident": None, "incident_action": None, "camera_action": None,
+    "appeal": None, "appeal_vote": None, "appeal_decision": None,
+}  # fmt: skip
+"""The rows whose content the audit log holds a hash of, and the columns hashed (None: all).  A game row changes by
+design (its state after each event): what it was created with is sealed, its state is checked against the replay of
+its sealed events (``proctor audit verify``)."""
+SEALED_TABLES: dict[str, Table] = {
+    **{name: table for name, table in ALLOCATED.items() if name in SEALED},
+    "camera_action": table_of(CameraAction), "appeal": table_of(Appeal), "appeal_vote": table_of(AppealVote),
+    "appeal_decision": table_of(AppealDecision),
+}  # fmt: skip
 UPDATE_COLUMNS = (
     "last_seq", "applied", "status", "winner", "reason", "article", "next_deadline_ms", "updated_ms", "snapshot",
     "snapshot_applied",
@@ -64,24 +91,57 @@ class Batch:
     """(platform, webhook-id) → game, for deliveries staged in this batch."""
     bodies: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
     """(game, seq) → body, for deliveries staged in this batch."""
+    seals: list[tuple[int, str, str]] = field(default_factory=list)
+    """The hashes of the append-only rows staged or written in this batch, for the audit entries (proctor.audit):
+    (how many audit entries were staged before the row, ``table:id``, the row's hash)."""
 
     def mark(self) -> tuple[Any, ...]:
         """What a failed job must roll back to."""
         return (dict(self.games), len(self.notices), self.last_hash, {t: len(r) for t, r in self.rows.items()},
                 {k: dict(v) for k, v in self.updates.items()}, dict(self.next_ids), dict(self.webhooks),
-                dict(self.bodies))  # fmt: skip
+                dict(self.bodies), len(self.seals))  # fmt: skip
 
     def restore(self, mark: tuple[Any, ...]) -> None:
-        games, notices, last_hash, lengths, updates, next_ids, webhooks, bodies = mark
+        games, notices, last_hash, lengths, updates, next_ids, webhooks, bodies, seals = mark
         self.games, self.last_hash, self.updates, self.next_ids = games, last_hash, updates, next_ids
         self.webhooks, self.bodies = webhooks, bodies
         del self.notices[notices:]
+        del self.seals[seals:]
         for table, rows in self.rows.items():
             del rows[lengths.get(table, 0) :]
 
 
 class RawJson(str):
     """JSON text that is already serialised (a delivery's body as received)."""
+
+
+def row_digest(table: Table, row: Mapping[str, Any]) -> str:
+    """The SHA-256 of a row's content (its sealed columns), the same for the row as staged and as read back: JSON
+    columns are hashed as the JSON they store."""
+    names = SEALED.get(table.name) or tuple(column.name for column in table.columns)
+    json_columns = {column.name for column in table.columns if isinstance(column.type, JSON)}
+    content: dict[str, Any] = {}
+    for name in names:
+        value = row.get(name)
+        if name in json_columns and value is not None:
+            value = json.loads(value) if isinstance(value, str) else json.loads(json.dumps(value))
+        content[name] = value
+    canonical = json.dumps({"table": table.name, "row": content}, sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False)  # fmt: skip
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def seal(batch: Batch, table: str, row: Mapping[str, Any]) -> None:
+    """Put a row's hash into the batch, for the audit entry staged next (or the last one: proctor.audit)."""
+    entries = len(batch.rows.get("audit_entry", ()))
+    batch.seals.append((entries, f"{table}:{row['id']}", row_digest(SEALED_TABLES[table], row)))
+
+
+def seal_stored(connection: Connection, batch: Batch, table: str, row_id: int) -> None:
+    """Seal a row the job wrote itself (not staged), as the database holds it."""
+    stored = SEALED_TABLES[table]
+    row = connection.execute(select(stored).where(stored.c.id == row_id)).mappings().one()
+    seal(batch, table, dict(row))
 
 
 class Staging:
@@ -101,7 +161,11 @@ class Staging:
         return value
 
     def stage(self, batch: Batch, table: str, row: dict[str, Any]) -> None:
+        """Stage a row to insert; an append-only row's hash goes into the audit log (a staged row is not changed
+        after this)."""
         batch.rows.setdefault(table, []).append(row)
+        if table in SEALED:
+            seal(batch, table, row)
 
     def flush(self, connection: Connection, batch: Batch) -> None:
         """Write the staged rows, parents first, then the game rows' updates."""

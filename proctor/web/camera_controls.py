@@ -6,9 +6,12 @@ from __future__ import annotations
 from typing import Any, Final
 
 from aiohttp import web
+from sqlalchemy import Connection
 
 from proctor import camera as camera_module
 from proctor import errors
+from proctor.assignments import require_assigned_to_player
+from proctor.staging import Batch
 from proctor.wall_clock import now_ms
 from proctor.web.inputs import context_of, json_body, optional_id, text_field, whole_number
 from proctor.web.openapi import Route
@@ -17,13 +20,18 @@ from proctor.web.sessions import arbiter
 
 async def post_stream_token(request: web.Request) -> web.Response:
     """An arbiter issues a player's camera token; the player opens ``/play/{token}``."""
-    arbiter(request)
+    who = arbiter(request)
     context = context_of(request)
     player = request.match_info["player"]
-    with context.engine.begin() as connection:
+
+    def issue(connection: Connection, _batch: Batch) -> str:
         if not context.service.knows_player(connection, player):
             raise errors.NotFoundError(f"no player {player!r}: neither an event's player nor in a game not over")
-        token = camera_module.issue_stream_token(connection, player, now_ms())
+        game_id = camera_module.current_game(context.service, player)
+        require_assigned_to_player(connection, who, player, game_id, f"player {player}'s stream token")
+        return camera_module.issue_stream_token(connection, player, now_ms())
+
+    token = await context.writer.submit(issue)
     return web.json_response({"player": player, "token": token, "url": f"/play/{token}"}, status=201)
 
 

@@ -36,7 +36,7 @@ async def post_game_action(request: web.Request) -> web.Response:
         raise errors.NotFoundError(f"no game {game_id}")
     make = game_action_event(action, body, who, reason, game.refs)
     updated = await context.writer.submit(
-        lambda connection, batch: context.service.arbiter_event(connection, batch, game_id, make, now_ms())
+        lambda connection, batch: context.service.arbiter_event(connection, batch, game_id, who, make, now_ms())
     )
     return web.json_response(game_view(updated, _refs(updated.refs), now_ms()))
 

@@ -7,10 +7,12 @@ import asyncio
 from typing import Any, Final
 
 from aiohttp import web
+from sqlalchemy import Connection
 
 from engine.penalties import Role
 from proctor import accounts, errors
 from proctor.accounts import Identity, find_arbiter
+from proctor.staging import Batch
 from proctor.wall_clock import now_ms
 from proctor.web.inputs import context_of, json_body, text_field
 from proctor.web.openapi import Route
@@ -63,28 +65,28 @@ async def post_session(request: web.Request) -> web.Response:
     name, password = text_field(body, "name", True), text_field(body, "password", True)
     address, limit = request.remote or "", context.login_limit
 
-    def reserve() -> int:
-        with context.engine.begin() as connection:
-            return accounts.reserve_login(connection, limit, name, address, now_ms())
+    def reserve(connection: Connection, _batch: Batch) -> int:
+        return accounts.reserve_login(connection, limit, name, address, now_ms())
 
-    def log_in() -> tuple[str, accounts.SessionView] | None:
-        with context.engine.begin() as connection:
-            arbiter_id = accounts.check_password(connection, name, password)
-            if arbiter_id is None:
-                return None
-            accounts.clear_logins(connection, name, address)
-            return accounts.open_session(connection, arbiter_id, now_ms(), context.settings.session_ttl_s)
+    def check() -> int | None:  # argon2 in the bounded pool; a read, which never waits for a writer
+        with context.engine.connect() as connection:
+            return accounts.check_password(connection, name, password)
+
+    def opened_session(connection: Connection, arbiter_id: int) -> tuple[str, accounts.SessionView]:
+        accounts.clear_logins(connection, name, address)
+        return accounts.open_session(connection, arbiter_id, now_ms(), context.settings.session_ttl_s)
 
     with context.passwords.slot():
         async with context.login_turns:
-            tries_left = await asyncio.to_thread(reserve)
-        opened = await asyncio.wrap_future(context.passwords.run(log_in))
-    if opened is None:
+            tries_left = await context.writer.submit(reserve)
+        arbiter_id = await asyncio.wrap_future(context.passwords.run(check))
+    if arbiter_id is None:
         detail: dict[str, Any] = {"tries_left": tries_left}
         if tries_left == 0:
             detail["next_try_after_s"] = limit.delay_s(limit.attempts)
         raise errors.UnauthorizedError("wrong name or password", **detail)
-    token, view = opened
+    found = arbiter_id
+    token, view = await context.writer.submit(lambda connection, _batch: opened_session(connection, found))
     response = web.json_response(_session_body(view), status=201)
     response.set_cookie(SESSION_COOKIE, token, max_age=context.settings.session_ttl_s, httponly=True,
                         samesite="Strict", secure=request.secure, path="/")  # fmt: skip
@@ -110,13 +112,15 @@ async def delete_session(request: web.Request) -> web.Response:
     """Log out: the session ends at once.  Every role may (the review panel too: ending its own session changes
     nothing it may not), with the session's CSRF token."""
     cookie = request.cookies.get(SESSION_COOKIE, "")
-    with context_of(request).engine.begin() as connection:
+    with context_of(request).engine.connect() as connection:
         view = accounts.find_session(connection, cookie, now_ms()) if cookie else None
-        if view is None:
-            raise errors.UnauthorizedError("not logged in")
-        if not accounts.csrf_matches(view, request.headers.get("X-CSRF-Token", "")):
-            raise errors.ForbiddenError("missing or wrong CSRF token (X-CSRF-Token)")
-        accounts.end_session(connection, cookie, now_ms())
+    if view is None:
+        raise errors.UnauthorizedError("not logged in")
+    if not accounts.csrf_matches(view, request.headers.get("X-CSRF-Token", "")):
+        raise errors.ForbiddenError("missing or wrong CSRF token (X-CSRF-Token)")
+    await context_of(request).writer.submit(
+        lambda connection, _batch: accounts.end_session(connection, cookie, now_ms())
+    )
     response = web.Response(status=204)
     response.del_cookie(SESSION_COOKIE, path="/")
     return response
@@ -128,7 +132,8 @@ ROUTES: Final = (
         "Log in to the dashboard {name, password}: a session cookie (HttpOnly, SameSite=Strict) and the CSRF token",
         {"201": "who, role, csrf, expires, sections", "400": "malformed",
          "401": "wrong name or password (tries_left; next_try_after_s when none are left)",
-         "429": "too many failed logins for this name from this address, or too many logins at once (Retry-After)"},
+         "429": "too many failed logins for this name from this address, or too many logins at once (Retry-After)",
+         "503": "the database is busy (Retry-After)"},
     ),
     Route("GET", "/api/v1/session", get_session, "Who is logged in, and the session's CSRF token",
           {"200": "who, role, csrf, expires, sections", "401": "not logged in"}),

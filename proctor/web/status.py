@@ -3,6 +3,8 @@ the service's errors, proctor.errors; the engine's refusals by kind).  Handlers 
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any, Final
 
 from aiohttp import web
@@ -10,6 +12,8 @@ from aiohttp import web
 from engine.adjudication import AuthorityRefusedError
 from engine.errors import EngineError, IllegalActionError
 from proctor import errors
+
+log = logging.getLogger("proctor.web")
 
 STATUS: Final[dict[type[errors.ServiceError], int]] = {
     errors.BadRequestError: 400,
@@ -20,6 +24,8 @@ STATUS: Final[dict[type[errors.ServiceError], int]] = {
     errors.ConflictError: 409,
     errors.OverloadedError: 429,
     errors.ConfigurationError: 500,
+    errors.DatabaseBusyError: 503,
+    errors.StorageError: 503,
 }
 
 
@@ -48,3 +54,8 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         if error.status >= 400:
             return web.json_response(error_body("http", error.reason), status=error.status)
         raise
+    except (asyncio.CancelledError, ConnectionResetError):
+        raise  # the client went away: nothing to answer
+    except Exception:  # every other failure is a 500, in JSON like every error (the traceback goes to the log)
+        log.exception("%s %s failed", request.method, request.path)
+        return web.json_response(error_body("internal", "the server failed on this request"), status=500)

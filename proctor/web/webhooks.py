@@ -7,10 +7,12 @@ import time
 from typing import Final
 
 from aiohttp import web
+from sqlalchemy import Connection
 
 from proctor import errors, feed, signatures
 from proctor.context import Context
 from proctor.deliveries import DeliveryResult
+from proctor.staging import Batch
 from proctor.wall_clock import now_ms
 from proctor.web.inputs import context_of
 from proctor.web.openapi import Route
@@ -34,19 +36,22 @@ async def post_webhook(request: web.Request) -> web.Response:
     tolerance = context.settings.webhook_tolerance_s
     try:
         platform_id, secrets = context.service.platform(name)
-        webhook_id = signatures.verify(request.headers, body, secrets, time.time(), tolerance)
+        webhook_id, secret = signatures.verify_secret(request.headers, body, secrets, time.time(), tolerance)
     except (errors.NotFoundError, errors.UnauthorizedError):
         # A platform added or a secret rotated by `proctor platform` while the server runs: read them again (at
         # most once a second) and try once more.
         if not _refresh_platforms(context):
             raise
         platform_id, secrets = context.service.platform(name)
-        webhook_id = signatures.verify(request.headers, body, secrets, time.time(), tolerance)
+        webhook_id, secret = signatures.verify_secret(request.headers, body, secrets, time.time(), tolerance)
     message = feed.parse_message(body)
     received = now_ms()
-    result: DeliveryResult = await context.writer.submit(
-        lambda connection, batch: context.service.deliver(connection, batch, platform_id, webhook_id, message, received)
-    )
+
+    def deliver(connection: Connection, batch: Batch) -> DeliveryResult:
+        context.service.deliveries.check_secret(connection, platform_id, secret)
+        return context.service.deliver(connection, batch, platform_id, webhook_id, message, received)
+
+    result: DeliveryResult = await context.writer.submit(deliver)
     return web.json_response(result.to_json(), status=202 if result.status == "held" else 200)
 
 

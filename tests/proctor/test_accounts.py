@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlmodel import col
 
+from proctor.account_log import record_account
 from proctor.accounts import set_password, token_hash, unlock_logins
 from proctor.database import create_database_engine
 from proctor.models import Arbiter, ArbiterSession
@@ -21,6 +22,7 @@ def add(settings: Settings, name: str, role: str, password: str | None = PASSWOR
     engine = create_database_engine(settings)
     with engine.begin() as connection:
         connection.execute(insert(Arbiter).values(name=name, role=role, token_hash=token_hash(f"{name}-token")))
+        record_account(connection, name, "test", "added", 0)  # as proctor arbiter add does
         if password is not None:
             set_password(connection, name, password)
     engine.dispose()

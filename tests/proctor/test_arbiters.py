@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import insert
 
+from proctor.account_log import record_account
 from proctor.accounts import token_hash
 from proctor.database import create_database_engine
 from proctor.models import Arbiter
@@ -26,6 +27,7 @@ def add_arbiter(settings: Settings, name: str, role: str) -> str:
     token = f"token-{name}"
     with engine.begin() as connection:
         connection.execute(insert(Arbiter).values(name=name, role=role, token_hash=token_hash(token)))
+        record_account(connection, name, "test", "added", 0)  # as proctor arbiter add does
     engine.dispose()
     return token
 

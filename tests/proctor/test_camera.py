@@ -22,6 +22,7 @@ from av import VideoFrame
 from sqlalchemy import insert, select
 from sqlmodel import col
 
+from proctor.account_log import record_account
 from proctor.accounts import token_hash
 from proctor.camera import sweep_media
 from proctor.database import create_database_engine
@@ -63,6 +64,7 @@ async def issue_token(platform: Platformer, settings: Settings, player: str) -> 
     engine = create_database_engine(settings)
     with engine.begin() as connection:
         connection.execute(insert(Arbiter).values(name="Cam", role="arbiter", token_hash=token_hash("cam-token")))
+        record_account(connection, "Cam", "test", "added", 0)  # as proctor arbiter add does
     engine.dispose()
     response = await platform.client.post(f"/api/v1/players/{player}/stream-token",
                                           headers={"Authorization": "Bearer cam-token"})  # fmt: skip
