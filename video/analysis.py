@@ -5,9 +5,11 @@ run in an executor) and what follows from it over time (:meth:`FrameAnalyser.jud
 The ingest (:mod:`video.ingest`) and the evaluation benchmark (``benchmarks/detectors.py``) both analyse frames
 through this class, so that what is measured is what runs.
 
-The models run about once a second (the face detector and the person segmentation together), and on every analysed
-frame while something is changing: two faces or a new body in view, or nobody.  The frames between reuse what they
-found; the cheap checks (covered, frozen, the background's change) run on every analysed frame.
+The models (the face detector and the person segmentation together) run about once a second while anything moves
+outside the player, every few seconds while nothing does (the player at the board in a still room: who is in view
+cannot have changed), and on every analysed frame while something is changing: two faces or a new body in view,
+nobody, or the player's face moving fast.  The frames between reuse what they found; the cheap checks (covered,
+frozen, the background's change) run on every analysed frame.
 """
 
 from __future__ import annotations
@@ -39,13 +41,38 @@ SCENE_STEADY = 0.8
 """...and only when the person's mask overlaps the one the models found before by this much (intersection over
 union): a player sitting back up, or coming back in, is marked in part at first, and a scene taken then would make
 the rest of the player a new body."""
-FACE_MOVING = 0.5
-"""At least this share of the last face's cells changing by :data:`video.checks.MOVING_LEVEL`: the face is moving
-fast, and the models look again at the next frame."""
+FACE_MOVING = 0.4
+"""At least this share of the last face's cells changing by :data:`FACE_MOVING_LEVEL`: the face is moving fast (or
+gone from where it was), and the models look again at the next frame..."""
+FACE_MOVING_LEVEL = 24.0
+"""...grey levels on the grid.  A seated player's sway changes most of the face's cells by a few levels (through
+VP8, half of them by 4, a quarter by 12: the models would look again at every frame) but few by this much (the
+median 0.1, nine frames in ten under 0.25); a face getting up or going down changes most of them (0.6 and up)."""
 BENT_DOWN_DROP = 0.3
 """The player went out through the frame's bottom when their face was last seen at least this many face heights
 lower than when the scene was taken, and lower more than sideways (someone who gets up rises and walks out by a
 side)."""
+
+
+STILL_OUTSIDE = 0.008
+"""At most this share of the grid's cells outside the player (the box around their mask, grown by a margin) moving by
+:data:`video.checks.MOVING_LEVEL` since the previous analysed frame: nothing moved in the room, and the models may
+wait :attr:`FrameAnalyser.still_interval_s`.  Someone coming into view, passing behind, or the light changing moves
+far more (a head at the back of the room is about 1 % of the grid); the encoder's noise at 120 kbit/s far less."""
+STILL_MARGIN = 4
+"""Cells the box around the player's mask is grown by for :data:`STILL_OUTSIDE` (their sway, and the mask's own
+wander; the box, not the mask itself: a segmentation that misses a shoulder would have it sway "outside")."""
+
+
+def _around(mask: NDArray[np.bool_], margin: int) -> NDArray[np.bool_]:
+    """The box around ``mask``'s cells, grown by ``margin`` cells (empty if the mask is)."""
+    box = np.zeros_like(mask)
+    rows, cols = np.nonzero(mask)
+    if rows.size:
+        box[
+            max(0, rows.min() - margin) : rows.max() + margin + 1, max(0, cols.min() - margin) : cols.max() + margin + 1
+        ] = True
+    return box
 
 
 def _overlap(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> float:
@@ -65,6 +92,8 @@ class FrameAnalyser:
     face_interval_s: float = 0.9
     """The models run at least this long after their last run (about once a second at 2 analysed frames a second),
     unless the last frame found something changing."""
+    still_interval_s: float = 2.4
+    """...and at least this long while nothing moved outside the player since their last run."""
     last_small: NDArray[np.float32] | None = None
     last_faces: tuple[Box, ...] = ()
     last_mask: NDArray[np.float32] | None = None
@@ -75,6 +104,11 @@ class FrameAnalyser:
     """Since when the models have seen a new body (:attr:`video.checks.Observation.new_body`)."""
     unsettled: bool = True
     """The last frame showed nobody, two faces or a new body: look again at once."""
+    stirred: bool = True
+    """Something moved outside the player since the models last ran: they run at :attr:`face_interval_s`."""
+    frames: int = 0
+    searches: int = 0
+    """Analysed frames, and how many of them the models ran on (the analysis's cost: the benchmarks print it)."""
     rest_face: Box | None = None
     """The player's face when the scene was taken..."""
     last_face: Box | None = None
@@ -86,14 +120,17 @@ class FrameAnalyser:
     def observe(self, image: Frame, at: float, search: bool = False) -> Observation:
         """What the frame shows.  ``search``: run the models on this frame whatever the interval (a prompt's stills
         need its faces)."""
-        due = search or self.unsettled or at - self.searched_at >= self.face_interval_s
+        interval = self.face_interval_s if self.stirred else self.still_interval_s
+        due = search or self.unsettled or at - self.searched_at >= interval
         previous_mask = self.last_mask
+        self.frames += 1
+        self.searches += due
         if due and self.people is not None:
             self.last_mask = self.people.segment(image)
         observation, small = observe(image, at, self.last_small, self.faces, None if due else self.last_faces,
                                      self.last_mask, self.scene)  # fmt: skip
         if due:
-            self.last_faces, self.searched_at = observation.faces, at
+            self.last_faces, self.searched_at, self.stirred = observation.faces, at, False
             self.unsettled = len(observation.faces) != 1 or observation.new_body >= BODY_MIN_SHARE
             body = observation.new_body >= BODY_MIN_SHARE
             self.body_since = (self.body_since if self.body_since is not None else at) if body else None
@@ -122,10 +159,22 @@ class FrameAnalyser:
             face = self.last_faces[0]
             rows = slice(max(0, face.y // 4), max(1, (face.y + face.height) // 4))
             cols = slice(max(0, face.x // 4), max(1, (face.x + face.width) // 4))
-            moved = np.abs(small[rows, cols] - self.last_small[rows, cols]) >= MOVING_LEVEL
+            moved = np.abs(small[rows, cols] - self.last_small[rows, cols]) >= FACE_MOVING_LEVEL
             self.unsettled = moved.size > 0 and float(moved.mean()) >= FACE_MOVING
+        if not due and not self.stirred:
+            self.stirred = self._stirred(small)
         self.last_small = small
         return self._bent_down(observation)
+
+    def _stirred(self, small: NDArray[np.float32]) -> bool:
+        """Whether anything moved outside the player between the last analysed frame and this one (or whether that
+        cannot be told: no mask, no comparable frame)."""
+        mask, last = self.last_mask, self.last_small
+        if mask is None or last is None or last.shape != small.shape or mask.shape != small.shape:
+            return True
+        outside = ~_around(mask > 0.5, STILL_MARGIN)
+        moved = (np.abs(small - last) >= MOVING_LEVEL) & outside
+        return float(moved.mean()) > STILL_OUTSIDE
 
     def _bent_down(self, observation: Observation) -> Observation:
         """A player who went out through the frame's bottom edge is bent down (picking something up, or over the

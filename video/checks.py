@@ -220,7 +220,12 @@ PLAYER_MOVING = 0.01
 BODY_MIN_SHARE = 0.025
 """A new body covers at least this share of the frame (as one region)..."""
 UNMARKED_BODY_SHARE = 0.08
-"""...or, not marked as a person, at least this share coming in from the frame's edge..."""
+"""...or, not marked as a person, at least this share standing from the frame's top edge down to its bottom edge
+(someone standing close beside the seated player, the head above the picture: the segmentation misses a body
+without a head; a thing that moved in the room and came to rest, a box on a shelf, a chair pushed in, does not)..."""
+STANDING_GAP = 12
+"""Rows (a tenth of the grid's height) across which a standing body's parts join (a belt, a shirt the colour of the
+wall behind it)."""
 UNMARKED_BODY_MOVING = 0.3
 """...that is mostly still (at most this share of it changed since the previous analysed frame: someone standing
 sways, a moving background changes all over)..."""
@@ -273,9 +278,9 @@ def compare_scene(
         return seen, 0.0
     centres = [((f.y + f.height // 2) // step, (f.x + f.width // 2) // step) for f in faces]
     # A body is new where the room was: marked as a person and unlike the room, or (the segmentation misses a body
-    # whose head is out of the picture) a large region unlike the room coming in from the frame's edge.
-    body = _new_regions(people & room & ~same, centres, BODY_MIN_SHARE, edge=False)
-    body = max(body, _new_regions(room & ~same, centres, UNMARKED_BODY_SHARE, edge=True, moved=moved))
+    # whose head is out of the picture) a large region unlike the room standing from the frame's top to its bottom.
+    body = _new_regions(people & room & ~same, centres, BODY_MIN_SHARE, standing=False)
+    body = max(body, _new_regions(room & ~same, centres, UNMARKED_BODY_SHARE, standing=True, moved=moved))
     return seen, body / same.size
 
 
@@ -283,29 +288,32 @@ def _new_regions(
     fresh: NDArray[np.bool_],
     centres: Sequence[tuple[int, int]],
     min_share: float,
-    edge: bool,
+    standing: bool,
     moved: NDArray[np.bool_] | None = None,
 ) -> int:
     """The cells of ``fresh``'s regions of at least ``min_share`` of the grid without a face's centre in them (the
-    player moved, or a face the detector counts already); ``edge``: only regions touching the frame's side or
-    bottom edge; ``moved``: only regions mostly still since the previous frame."""
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(fresh.astype(np.uint8), connectivity=8)
+    player moved, or a face the detector counts already); ``standing``: only regions from the frame's top edge down
+    to its bottom edge (across gaps of a few rows: a belt, a shirt the colour of the wall behind); ``moved``: only
+    regions mostly still since the previous frame."""
+    cells = fresh.astype(np.uint8)
+    if standing:
+        cells = cv2.morphologyEx(cells, cv2.MORPH_CLOSE, np.ones((STANDING_GAP, 1), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(cells, connectivity=8)
     rows, cols = fresh.shape
-    cells = 0
+    total = 0
     for label in range(1, count):
         area = int(stats[label, cv2.CC_STAT_AREA])
         if area < min_share * fresh.size:
             continue
         if any(0 <= r < rows and 0 <= c < cols and labels[r, c] == label for r, c in centres):
             continue
-        x, y, width, height = (int(stats[label, key]) for key in
-                               (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP, cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))  # fmt: skip
-        if edge and not (x == 0 or x + width >= cols or y + height >= rows):
+        top, height = int(stats[label, cv2.CC_STAT_TOP]), int(stats[label, cv2.CC_STAT_HEIGHT])
+        if standing and not (top == 0 and top + height >= rows):
             continue
         if moved is not None and float(moved[labels == label].mean()) > UNMARKED_BODY_MOVING:
             continue  # something in the room keeps moving (a screen, a pet, a swinging door), not a body at rest
-        cells += area
-    return cells
+        total += area
+    return total
 
 
 ROOM_LEVEL = 8.0

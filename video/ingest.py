@@ -201,7 +201,9 @@ class StreamSession:
     frames_dropped: int = 0
     face_interval_s: float = 0.9
     """The models run on an analysed frame at least this long after their last run (about once a second at the
-    default 2 analysed frames a second), unless something is changing (:class:`video.analysis.FrameAnalyser`)."""
+    default 2 analysed frames a second), unless something is changing (:class:`video.analysis.FrameAnalyser`)..."""
+    still_interval_s: float = 2.4
+    """...and this long while nothing moves outside the player."""
     people: PersonSegmenter | None = None
     analyser: FrameAnalyser = field(init=False)
     busy: bool = False
@@ -223,7 +225,8 @@ class StreamSession:
     """The last analysed frame as a small JPEG (CLIP_SIZE), for the arbiters' dashboard; overwritten each time."""
 
     def __post_init__(self) -> None:
-        self.analyser = FrameAnalyser(self.monitor, self.detector, self.people, self.face_interval_s)
+        self.analyser = FrameAnalyser(self.monitor, self.detector, self.people, self.face_interval_s,
+                                      self.still_interval_s)  # fmt: skip
 
     def active(self) -> list[Finding]:
         """The findings that hold now."""
@@ -402,7 +405,9 @@ class IngestSettings:
     thresholds: Thresholds = field(default_factory=Thresholds)
     clip: ClipSettings = field(default_factory=ClipSettings)
     face_interval_s: float = 0.9
-    """Look for faces about once a second (:attr:`StreamSession.face_interval_s`)."""
+    """Look for faces about once a second (:attr:`StreamSession.face_interval_s`)..."""
+    still_interval_s: float = 2.4
+    """...and every few seconds while nothing moves outside the player (:attr:`StreamSession.still_interval_s`)."""
     opencv_threads: int = 1
     """OpenCV's own worker threads (a process-wide setting, applied by :meth:`Ingest.start`).  One: the streams are
     analysed in parallel by the executor already, and OpenCV's pool on top of it costs half as much CPU again for the
@@ -481,7 +486,8 @@ class Ingest:
         session = StreamSession(player_ref, monitor, self.detector, self.executor,
                                 self.on_finding, self.settings.rate, self.on_clip, clip,
                                 RingBuffer(clip.before_s + clip.after_s + 1),
-                                face_interval_s=self.settings.face_interval_s, people=self.people)  # fmt: skip
+                                face_interval_s=self.settings.face_interval_s,
+                                still_interval_s=self.settings.still_interval_s, people=self.people)  # fmt: skip
         session.monitor.leave_granted_until = self.leave_until.get(player_ref, 0.0)
 
         @pc.on("track")

@@ -12,7 +12,7 @@ import pytest
 import skimage.data
 from numpy.typing import NDArray
 
-from tests.video.frames import background, scene
+from tests.video.frames import background, composed, room_photo, scene
 from video.analysis import FrameAnalyser
 from video.checks import Box, Check, Monitor, Observation, Scene, Thresholds, compare_scene, observe
 from video.detectors import CenterFaces
@@ -320,14 +320,57 @@ def test_the_players_own_body_leaning_out_is_no_new_body_but_a_still_body_at_the
     seen, body = compare_scene(leaning, _player(0, 40), [Box(0, 170, 60, 70)], remembered)
     assert body == 0.0
     # Someone standing close beside the seated player, the head above the frame: the segmentation does not mark a
-    # headless body, but a large still region unlike the room comes in from the frame's edge.
+    # headless body, but a large still region unlike the room stands from the frame's top to its bottom.
     beside = with_player.copy()
-    beside[20:, 120:160] = 240.0
+    beside[:, 120:150] = 240.0
     unmarked = player.copy()
     still = np.zeros(GRID, bool)
     seen, body = compare_scene(beside, unmarked, [Box(4 * 75, 4 * 45, 40, 40)], remembered, moved=still)
-    assert seen and body == pytest.approx(100 * 40 / beside.size, rel=0.05)
+    assert seen and body == pytest.approx(GRID[0] * 30 / beside.size, rel=0.05)
     # The same region changing all over (a moving background: a screen, a swinging door) is no body at rest.
     changing = still.copy()
-    changing[20:, 120:160] = True
+    changing[:, 120:150] = True
     assert compare_scene(beside, unmarked, [Box(4 * 75, 4 * 45, 40, 40)], remembered, moved=changing)[1] == 0.0
+    # A thing that moved in the room and came to rest, from the top edge but not down to the bottom (a box on a
+    # shelf, an opened door's upper part), or from the bottom but not up to the top (a chair pushed in): no body.
+    for rows in (slice(0, 90), slice(40, None)):
+        thing = with_player.copy()
+        thing[rows, 120:170] = 240.0
+        assert compare_scene(thing, unmarked, [Box(4 * 75, 4 * 45, 40, 40)], remembered, moved=still)[1] == 0.0
+
+
+def test_the_models_wait_while_nothing_moves_but_look_at_once_when_something_does(
+    models: tuple[CenterFaces, SelfieSegmentation],
+) -> None:
+    """The dear part of the analysis runs every few seconds for a player at the board in a still room, about once a
+    second while something moves outside the player, and at the next frame when the player's face moves fast."""
+    faces, people = models
+    analyser = FrameAnalyser(Monitor(Thresholds()), faces, people)
+    rng = np.random.default_rng(3)
+    room = room_photo()
+
+    def runs(frames: list[NDArray[np.uint8]], start: float) -> list[bool]:
+        ran = []
+        for step, frame in enumerate(frames):
+            before = analyser.searches
+            analyser.analyse(frame, start + step / 2)
+            ran.append(analyser.searches > before)
+        return ran
+
+    # 12 s at the board, swaying a little: after the first look, the models run about every 2.4 s.
+    still = runs([composed(room, rng, step % 3, 1.0, replaced=False) for step in range(24)], 0.0)
+    assert 4 <= sum(still[4:]) <= 6, still
+    # Someone walks across the back of the room, on the left (outside the player): about once a second.
+    walking = []
+    for step in range(12):
+        frame = composed(room, rng, 0, 1.0, replaced=False)
+        frame[40:200, 10 + 9 * step : 70 + 9 * step] = 230
+        walking.append(frame)
+    assert sum(runs(walking, 12.0)) >= 5
+    # Still again until the models have just run; then the player gets up (the face moves far): the models do not
+    # wait for their interval but look at the very next frame.
+    at = 18.0
+    while not runs([composed(room, rng, 0, 1.0, replaced=False)], at)[0] or at < 20:
+        at += 0.5
+    up = np.roll(composed(room, rng, 0, 1.0, replaced=False), -150, axis=0)
+    assert runs([up, up], at + 0.5) == [False, True]
