@@ -106,6 +106,18 @@ def player_for_token(connection: Connection, token: str) -> str:
     return str(row[0])
 
 
+def token_ended(connection: Connection, token: str, player_ref: str, now: int) -> str | None:
+    """Why the player's stream token no longer opens their page (None while it does)."""
+    row = connection.execute(
+        select(col(StreamToken.player_ref), col(StreamToken.revoked_ms)).where(
+            col(StreamToken.token_hash) == token_hash(token)
+        )
+    ).first()
+    if row is None or row.player_ref != player_ref or row.revoked_ms is not None:
+        return "this link was replaced by a new one: ask the arbiter for the new link"
+    return None
+
+
 def ice_servers(settings: Settings, player_ref: str, now_s: float) -> list[dict[str, Any]]:
     """The ICE servers for one player: as configured, with TURN REST credentials (coturn's ``use-auth-secret``:
     username ``expiry:player``, password base64(HMAC-SHA1(secret, username))) when a TURN secret is set."""

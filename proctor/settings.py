@@ -46,6 +46,10 @@ class Settings:
     """Snapshots and clips older than this are deleted (the incident records and their hashes are kept)."""
     session_ttl_s: int = 43_200
     """How long a dashboard login lasts (12 hours: a playing day)."""
+    stream_recheck_s: float = 1.0
+    """How often an open event stream (the dashboards' live stream, a player's page) checks again that what opened it
+    (a session, a token) still holds: a revocation in another process, or an expiry, ends it within this time (one
+    in this process ends it at once)."""
     login_attempts: int = 5
     """Failed dashboard logins allowed per name and address together in 15 minutes; after them each try waits after
     the last failure, twice as long each time (1 s, 2 s, 4 s … at most 15 minutes): 429 with Retry-After."""

@@ -32,6 +32,7 @@ async def post_stream_token(request: web.Request) -> web.Response:
         return camera_module.issue_stream_token(connection, player, now_ms())
 
     token = await context.writer.submit(issue)
+    context.revocations.signal()  # the player's earlier token is revoked: its open page stream ends at once
     return web.json_response({"player": player, "token": token, "url": f"/play/{token}"}, status=201)
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import secrets
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from proctor import errors
 from proctor.context import Context
 from proctor.wall_clock import now_ms
 from proctor.web.dashboards import page_policy
+from proctor.web.event_streams import relay
 from proctor.web.inputs import context_of, json_body, text_field
 from proctor.web.openapi import Route
 
@@ -85,16 +85,18 @@ async def play_request(request: web.Request) -> web.Response:
 
 
 async def play_events(request: web.Request) -> web.StreamResponse:
-    """Server-sent events for one player's page: the arbiters' messages, prompts, leave grants and approval."""
+    """Server-sent events for one player's page: the arbiters' messages, prompts, leave grants and approval, for as
+    long as its stream token holds (a new token for the player revokes it; proctor.web.event_streams)."""
     context = context_of(request)
-    player = _stream_player(context, request.match_info["token"])
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-    await response.prepare(request)
-    with contextlib.suppress(ConnectionResetError):
-        async with contextlib.aclosing(context.camera.listen(player)) as frames:
-            async for frame in frames:
-                await response.write(frame.encode())
-    return response
+    token = request.match_info["token"]
+    player = _stream_player(context, token)
+
+    def authority() -> str | None:
+        with context.engine.connect() as connection:
+            return camera_module.token_ended(connection, token, player, now_ms())
+
+    return await relay(request, context.camera.listen(player), authority, context.revocations,
+                       context.settings.stream_recheck_s)  # fmt: skip
 
 
 ROUTES: Final = (
@@ -117,7 +119,8 @@ ROUTES: Final = (
     Route(
         "GET", "/api/v1/play/{token}/events", play_events,
         "Server-sent events for the player's page only: the arbiters' messages, prompts, leave grants and approval "
-        "(the first event, state, is what the page should show now)",
+        "(the first event, state, is what the page should show now); it ends with an `end` event when the token is "
+        "revoked or expires",
         {"200": "an event stream", "404": "unknown token"}, (("token", "path", "the player's stream token"),),
     ),
 )  # fmt: skip
