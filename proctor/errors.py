@@ -62,6 +62,12 @@ class TooManyLoginsError(OverloadedError):
     code = "too-many-logins"
 
 
+class TooManyRequestsError(OverloadedError):
+    """One client asks too often (a player's page): the next request must wait (``retry_after_s``)."""
+
+    code = "too-many-requests"
+
+
 class BusyError(OverloadedError):
     """More password checks at once than the pool takes: try again in a moment (``retry_after_s``)."""
 

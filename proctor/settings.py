@@ -50,6 +50,10 @@ class Settings:
     """How often an open event stream (the dashboards' live stream, a player's page) checks again that what opened it
     (a session, a token) still holds: a revocation in another process, or an expiry, ends it within this time (one
     in this process ends it at once)."""
+    player_requests_burst: int = 5
+    """Requests (leave of the area, a call to the arbiter) a player's page may post at once with its stream token…"""
+    player_requests_per_minute: float = 4.0
+    """…and then how many a minute; beyond, 429 with Retry-After (per token, in each process)."""
     login_attempts: int = 5
     """Failed dashboard logins allowed per name and address together in 15 minutes; after them each try waits after
     the last failure, twice as long each time (1 s, 2 s, 4 s … at most 15 minutes): 429 with Retry-After."""

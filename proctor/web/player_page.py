@@ -12,6 +12,7 @@ from aiohttp import web
 
 from proctor import camera as camera_module
 from proctor import errors
+from proctor.accounts import token_hash
 from proctor.context import Context
 from proctor.wall_clock import now_ms
 from proctor.web.dashboards import page_policy
@@ -66,9 +67,17 @@ async def rtc_offer(request: web.Request) -> web.Response:
 
 
 async def play_request(request: web.Request) -> web.Response:
-    """The player asks to leave the area (36.4.1) or calls the arbiter: an incident for the arbiters' queue."""
+    """The player asks to leave the area (36.4.1) or calls the arbiter: an incident for the arbiters' queue.  Limited
+    per token (``player_requests_burst`` at once, then ``player_requests_per_minute``; 429 with Retry-After)."""
     context = context_of(request)
-    player = _stream_player(context, request.match_info["token"])
+    token = request.match_info["token"]
+    player = _stream_player(context, token)
+    wait = context.player_requests.take(token_hash(token), time.monotonic())
+    if wait is not None:
+        raise errors.TooManyRequestsError(
+            f"too many requests from this page: the arbiter has your earlier ones; try again in {wait} s",
+            retry_after_s=wait,
+        )
     body = await json_body(request)
     kind = body.get("kind")
     if kind not in ("leave", "call"):
@@ -113,7 +122,8 @@ ROUTES: Final = (
     Route(
         "POST", "/api/v1/play/{token}/requests", play_request,
         "A player's request to leave the area (36.4.1) or call to the arbiter",
-        {"201": "the incident raised", "400": "unknown kind", "404": "unknown token"},
+        {"201": "the incident raised", "400": "unknown kind", "404": "unknown token", "410": "expired token",
+         "429": "too many requests from this token (Retry-After)"},
         (("token", "path", "the player's stream token"),),
     ),
     Route(

@@ -164,7 +164,7 @@ async def test_the_player_can_ask_to_leave_and_call_the_arbiter(platform: Platfo
         response = await platform.client.post(f"/api/v1/play/{token}/requests", json={"kind": kind})
         assert response.status == 201
     incidents = await (await platform.client.get("/api/v1/incidents", headers=CAM)).json()
-    assert [(i["kind"], i["article"]) for i in incidents] == [("leave-request", "36.4.1"), ("arbiter-call", None)]
+    assert [(i["kind"], i["article"]) for i in incidents] == [("arbiter-call", None), ("leave-request", "36.4.1")]
 
 
 async def test_turn_credentials_are_minted_per_player(platform: Platformer, settings: Settings) -> None:

@@ -75,7 +75,7 @@ async def test_disconnects_and_failures_leave_no_address_token_or_traceback_in_t
         def broken(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("a bug")
 
-        monkeypatch.setattr(review, "read_incidents", broken)
+        monkeypatch.setattr(review, "incident_page", broken)
         assert (await http.get(f"{base}/api/v1/incidents", headers=auth)).status == 500
         await asyncio.sleep(settings.stream_recheck_s + 0.5)
     await runner.cleanup()
