@@ -38,6 +38,12 @@ class NotFoundError(ServiceError):
     code = "not-found"
 
 
+class ExpiredError(ServiceError):
+    """A credential that worked once and no longer does (a player's stream link past its expiry): ask for a new one."""
+
+    code = "expired"
+
+
 class ConflictError(ServiceError):
     """The request contradicts what is stored (e.g. a sequence number reused with another body)."""
 

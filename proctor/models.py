@@ -294,6 +294,9 @@ class StreamToken(SQLModel, table=True):
     player_ref: str = Field(max_length=100, index=True)
     created_ms: int = _ms()
     revoked_ms: int | None = _ms(nullable=True)
+    expires_ms: int | None = _ms(nullable=True)
+    """When it stops working: the end of the player's event, else ``STREAM_TOKEN_TTL_S`` after it was issued (NULL:
+    expired)."""
 
 
 class CameraAction(SQLModel, table=True):

@@ -50,6 +50,12 @@ class Settings:
     """How often an open event stream (the dashboards' live stream, a player's page) checks again that what opened it
     (a session, a token) still holds: a revocation in another process, or an expiry, ends it within this time (one
     in this process ends it at once)."""
+    stream_token_ttl_s: int = 86_400
+    """How long a player's stream link works when their event's file gives no end still to come (a day); with one,
+    it works until the end of the event's last day (midnight UTC after ``ends``)."""
+    camera_stale_s: float = 10.0
+    """A player's stream that has sent no frame for this long (or has failed or closed) may be replaced by a new
+    offer; a live one may not (409, and a ``second-connection`` incident)."""
     player_requests_burst: int = 5
     """Requests (leave of the area, a call to the arbiter) a player's page may post at once with its stream token…"""
     player_requests_per_minute: float = 4.0

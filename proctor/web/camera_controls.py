@@ -24,16 +24,19 @@ async def post_stream_token(request: web.Request) -> web.Response:
     context = context_of(request)
     player = request.match_info["player"]
 
-    def issue(connection: Connection, _batch: Batch) -> str:
+    def issue(connection: Connection, _batch: Batch) -> tuple[str, int]:
         if not context.service.knows_player(connection, player):
             raise errors.NotFoundError(f"no player {player!r}: neither an event's player nor in a game not over")
         game_id = camera_module.current_game(context.service, player)
         require_assigned_to_player(connection, who, player, game_id, f"player {player}'s stream token")
-        return camera_module.issue_stream_token(connection, player, now_ms())
+        now = now_ms()
+        expires = camera_module.token_expiry(connection, player, now, context.settings.stream_token_ttl_s)
+        return camera_module.issue_stream_token(connection, player, now, expires), expires
 
-    token = await context.writer.submit(issue)
+    token, expires = await context.writer.submit(issue)
     context.revocations.signal()  # the player's earlier token is revoked: its open page stream ends at once
-    return web.json_response({"player": player, "token": token, "url": f"/play/{token}"}, status=201)
+    return web.json_response({"player": player, "token": token, "url": f"/play/{token}", "expires": expires},
+                             status=201)  # fmt: skip
 
 
 def _incident_param(body: dict[str, Any]) -> int | None:
@@ -113,7 +116,8 @@ ROUTES: Final = (
     Route(
         "POST", "/api/v1/players/{player}/stream-token", post_stream_token,
         "Issue a player's camera token (bearer token of an arbiter); the player opens /play/{token}",
-        {"201": "the token and the page's address", "401": "no or unknown arbiter token",
+        {"201": "the token, the page's address and when it expires (the end of the player's event, else "
+                "STREAM_TOKEN_TTL_S)", "401": "no or unknown arbiter token",
          "404": "not an event's player, nor in a game not over"},
         (("player", "path", "the player's id on the platform"),),
     ),

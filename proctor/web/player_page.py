@@ -25,13 +25,17 @@ PLAYER_PAGE = Path(__file__).parent.parent.parent / "dashboard" / "player.html"
 
 def _stream_player(context: Context, token: str) -> str:
     with context.engine.connect() as connection:
-        return camera_module.require_player(connection, token)
+        return camera_module.require_player(connection, token, now_ms())
 
 
 async def play_page(request: web.Request) -> web.Response:
     """The player's page, with a nonce for its one script and the dashboards' Content-Security-Policy (this server
     only; it cannot be framed)."""
-    _stream_player(context_of(request), request.match_info["token"])
+    try:
+        _stream_player(context_of(request), request.match_info["token"])
+    except errors.ExpiredError as expired:  # a person reads this, not a program: plain text, not JSON
+        headers = {"Content-Security-Policy": page_policy(secrets.token_urlsafe(18)), "Cache-Control": "no-store"}
+        return web.Response(text=f"Camera check-in: {expired.message}.\n", status=410, headers=headers)
     nonce = secrets.token_urlsafe(18)
     text = PLAYER_PAGE.read_text(encoding="utf-8").replace("{{NONCE}}", nonce)
     headers = {"Content-Security-Policy": page_policy(nonce), "Cache-Control": "no-store"}
@@ -109,15 +113,19 @@ async def play_events(request: web.Request) -> web.StreamResponse:
 
 
 ROUTES: Final = (
-    Route("GET", "/play/{token}", play_page, "The player's camera page", {"200": "the page", "404": "unknown token"},
+    Route("GET", "/play/{token}", play_page, "The player's camera page", {"200": "the page", "404": "unknown token",
+          "410": "expired token (a plain-text page saying so)"},
           (("token", "path", "the player's stream token"),)),
     Route(
         "GET", "/api/v1/rtc/config", rtc_config, "ICE servers and stream settings for a player's page",
-        {"200": "the configuration", "404": "unknown token"}, (("token", "query", "the player's stream token"),),
+        {"200": "the configuration", "404": "unknown token", "410": "expired token"},
+        (("token", "query", "the player's stream token"),),
     ),
     Route(
         "POST", "/api/v1/rtc/offer", rtc_offer, "A player's WebRTC offer {sdp, type, token}; returns the answer",
-        {"200": "the answer {sdp, type}", "400": "malformed body or unusable SDP", "404": "unknown token"},
+        {"200": "the answer {sdp, type}", "400": "malformed body or unusable SDP", "404": "unknown token",
+         "409": "the player's camera is live on another connection (a second-connection incident is raised)",
+         "410": "expired token"},
     ),
     Route(
         "POST", "/api/v1/play/{token}/requests", play_request,
@@ -131,6 +139,7 @@ ROUTES: Final = (
         "Server-sent events for the player's page only: the arbiters' messages, prompts, leave grants and approval "
         "(the first event, state, is what the page should show now); it ends with an `end` event when the token is "
         "revoked or expires",
-        {"200": "an event stream", "404": "unknown token"}, (("token", "path", "the player's stream token"),),
+        {"200": "an event stream", "404": "unknown token", "410": "expired token"},
+        (("token", "path", "the player's stream token"),),
     ),
 )  # fmt: skip

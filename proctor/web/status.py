@@ -22,6 +22,7 @@ STATUS: Final[dict[type[errors.ServiceError], int]] = {
     errors.ForbiddenError: 403,
     errors.NotFoundError: 404,
     errors.ConflictError: 409,
+    errors.ExpiredError: 410,
     errors.OverloadedError: 429,
     errors.ConfigurationError: 500,
     errors.DatabaseBusyError: 503,
