@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping, Sequence
@@ -48,6 +47,7 @@ from proctor.ear_checks import SECONDS as EAR_CHECK_SECONDS
 from proctor.ear_checks import DueCheck, EarCheckPolicy, EarCheckScheduler
 from proctor.errors import BadRequestError, ConflictError, ExpiredError, NotFoundError, UnauthorizedError
 from proctor.events import CHECKS, PolicySpec
+from proctor.media_retention import expired_media, retire_media
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
 from proctor.service import Service
 from proctor.settings import Settings
@@ -497,21 +497,34 @@ class Camera:
             log.exception("attaching a clip failed")
 
     async def _sweep_media_forever(self) -> None:
-        """Media past their retention are deleted, every hour: in a section's folder after its
-        ``evidence_retention_days``, elsewhere after the service's setting; the incident records stay."""
+        """Media past their retention are deleted, every hour (:meth:`sweep_media_once`)."""
         while True:
             try:
-                with self.writer.engine.connect() as connection:
-                    sections = retention_by_folder(connection)
-                removed = await asyncio.get_running_loop().run_in_executor(
-                    self.executor, sweep_media, Path(self.settings.media_dir),
-                    self.settings.media_retention_days * 86_400, time.time(), sections,
-                )  # fmt: skip
+                removed = await self.sweep_media_once()
                 if removed:
                     log.info("retention: deleted %d media files", len(removed))
             except Exception:
                 log.exception("the media retention sweep failed")
             await asyncio.sleep(3600)
+
+    async def sweep_media_once(self) -> list[str]:
+        """Delete the media past their retention (in a section's folder after its ``evidence_retention_days``,
+        elsewhere after the service's setting) that no open incident or appeal holds, each with an audit entry
+        (proctor.media_retention); the incident records stay.  The names deleted."""
+        loop = asyncio.get_running_loop()
+        with self.writer.engine.connect() as connection:
+            sections = retention_by_folder(connection)
+        folder = Path(self.settings.media_dir)
+        expired = await loop.run_in_executor(
+            self.executor, expired_media, folder, self.settings.media_retention_days * 86_400, time.time(), sections
+        )
+        if not expired:
+            return []
+        deleting = await self.writer.submit(
+            lambda connection, batch: retire_media(self.service, connection, batch, expired, now_ms())
+        )
+        await loop.run_in_executor(self.executor, _unlink_all, folder, deleting)
+        return list(deleting)
 
     def current_game(self, player_ref: str) -> int | None:
         return current_game(self.service, player_ref)
@@ -1076,24 +1089,9 @@ def leave_granted(connection: Connection, now: int) -> dict[str, int]:
     return {player: until for player, until in latest.items() if until > now}
 
 
-def sweep_media(folder: Path, max_age_s: float, now: float, sections: Mapping[str, float] | None = None) -> list[str]:
-    """Delete the media files under ``folder`` last written more than their retention before ``now``: in a folder
-    named in ``sections`` (``event/section``, relative to ``folder``) after its retention (seconds), anywhere else
-    (the top level, the folders of sections that no longer exist) after ``max_age_s``.  Their names, relative to
-    ``folder``."""
-    if not folder.is_dir():
-        return []
-    sections = sections or {}
-    removed = []
-    for directory, _, files in os.walk(folder):  # symbolic links to folders are not followed
-        where = Path(directory).relative_to(folder).as_posix()
-        max_age = sections.get(where, max_age_s)
-        for file in files:
-            path = Path(directory) / file
-            if path.is_file() and path.stat().st_mtime < now - max_age:
-                path.unlink(missing_ok=True)
-                removed.append(file if where == "." else f"{where}/{file}")
-    return sorted(removed)
+def _unlink_all(folder: Path, names: Sequence[str]) -> None:
+    for name in names:
+        (folder / name).unlink(missing_ok=True)
 
 
 def _sha256(data: bytes) -> str:
