@@ -54,7 +54,7 @@ async def list_incidents(request: web.Request) -> web.Response:
 
 
 async def post_incident(request: web.Request) -> web.Response:
-    """An incident raised by an arbiter (detectors raise theirs inside the service)."""
+    """An incident raised by an arbiter, within their assignment (16; detectors raise theirs inside the service)."""
     who = arbiter(request)
     context = context_of(request)
     body = await json_body(request)
@@ -67,9 +67,8 @@ async def post_incident(request: web.Request) -> web.Response:
     if player is not None and not isinstance(player, str):
         raise errors.BadRequestError("'player' must be a player id")
     incident_id = await context.writer.submit(
-        lambda connection, batch: context.service.raise_incident(
-            connection, batch, game, kind, summary, source=f"arbiter:{who.name}", article=article, player_ref=player,
-            evidence={"reported_by": who.label}, at=now_ms(),
+        lambda connection, batch: context.service.report_incident(
+            connection, batch, who, game, kind, summary, article=article, player_ref=player, at=now_ms(),
         )
     )  # fmt: skip
     return web.json_response({"id": incident_id}, status=201)
@@ -127,7 +126,8 @@ ROUTES: Final = (
     ),
     Route(
         "POST", "/api/v1/incidents", post_incident, "Raise an incident (bearer token)",
-        {"201": "the incident's id", "400": "malformed", "401": "no or unknown token", "404": "unknown game"},
+        {"201": "the incident's id", "400": "malformed", "401": "no or unknown token",
+         "403": "the game or player is outside the arbiter's assigned sections or boards (16)", "404": "unknown game"},
     ),
     Route(
         "POST", "/api/v1/incidents/{incident}/actions", post_incident_action,
