@@ -119,3 +119,11 @@ async def test_an_assigned_arbiter_reports_incidents_and_records_appeals_only_in
     for who, target in (("Wang", {"game": men}), ("Wang", {"incident": mine["id"]}), ("Li", {"game": women})):
         status, answer = await post(platform, who, "/api/v1/appeals", appeal | target)
         assert status == 201, (who, target, answer)
+
+
+async def test_the_camera_routes_document_the_refusal_beyond_an_assignment(platform: Platformer) -> None:
+    paths = (await (await platform.client.get("/api/openapi.json")).json())["paths"]
+    for path in ("stream-token", "camera/messages", "camera/prompts", "camera/leave", "camera/approval"):
+        responses = paths[f"/api/v1/players/{{player}}/{path}"]["post"]["responses"]
+        assert "(16)" in responses["403"]["description"], path
+    assert "(16)" in paths["/api/v1/incidents"]["post"]["responses"]["403"]["description"]
