@@ -1,6 +1,8 @@
-"""stream tokens expire (``expires_ms``; those issued before expire a day after they were issued); results loaded from
-event files are audited rows (``loaded_result``, chained on their own like the account changes), the pairings stored
-before this version sealed at the upgrade
+"""stream tokens expire; results loaded from event files are audited rows
+
+Stream tokens get ``expires_ms`` (those issued before expire a day after they were issued); ``loaded_result`` holds
+the results event files gave, chained on their own like the account changes, the pairings stored before this version
+sealed at the upgrade.
 
 Revision ID: 0008
 Revises: 0007
