@@ -13,6 +13,11 @@ The arbiters' controls over a player's camera (36): messages to the player's pag
 and pan check 36.4) whose window is recorded as evidence, leave of the area (36.4.1) and the approval of the player's
 setup.  Each is an append-only ``camera_action`` row, an audit entry naming it, and a note on the incident it concerns;
 the player's page hears of it on its own event stream (:meth:`Camera.listen`), and no other page does.
+
+A stream token works until the end of the player's event, else ``stream_token_ttl_s`` (:func:`token_expiry`); a new
+one revokes it.  One connection per player: a second offer while the first stream is live raises a
+``second-connection`` incident and is refused (:meth:`Camera.accept_offer`).  Media past their retention are deleted
+by the hourly sweep unless an open incident or appeal holds them, each deletion audited (proctor.media_retention).
 """
 
 from __future__ import annotations
