@@ -18,6 +18,7 @@ from proctor.bus import InProcessBus
 from proctor.camera import Camera
 from proctor.context import CONTEXT, Context
 from proctor.database import create_database_engine, migrate
+from proctor.request_limits import RequestLimit
 from proctor.service import Service
 from proctor.settings import Settings
 from proctor.staging import Notice
@@ -54,7 +55,9 @@ def _resources(settings: Settings) -> Any:
         camera.start()
         passwords = PasswordPool(settings.login_hash_workers, settings.login_hash_queue)
         app[CONTEXT] = Context(settings, engine, service, writer, bus, camera, passwords=passwords,
-                               login_limit=LoginLimit(attempts=settings.login_attempts))  # fmt: skip
+                               login_limit=LoginLimit(attempts=settings.login_attempts),
+                               player_requests=RequestLimit(settings.player_requests_burst,
+                                                            settings.player_requests_per_minute))  # fmt: skip
         timer = asyncio.create_task(_timers(app[CONTEXT]))
         log.info("proctor ready: %d game(s) loaded", len(service.games))
         yield

@@ -25,6 +25,7 @@ from sqlmodel import col
 
 from engine.penalties import Role
 from proctor.accounts import Identity
+from proctor.assignments import require_assigned_to_game, require_assigned_to_player
 from proctor.errors import BadRequestError, ConflictError, ForbiddenError, NotFoundError
 from proctor.models import MAX_INTEGER, Appeal, AppealDecision, AppealVote, Arbiter, Game, Incident
 from proctor.service import Service
@@ -173,17 +174,27 @@ def _committee_size(connection: Connection) -> int:
 def file_appeal(
     service: Service, connection: Connection, batch: Batch, who: Identity, request: AppealRequest, at: int
 ) -> dict[str, Any]:
-    """Record a written appeal (22.1); 404 for an unknown game or incident, 400 when they do not match."""
-    game = request.game
+    """Record a written appeal (22.1); 404 for an unknown game or incident, 400 when they do not match, 403 when its
+    game or player is outside the recording arbiter's assignment (16)."""
+    game, player = request.game, None
     if request.incident is not None:
-        row = connection.execute(select(col(Incident.game_id)).where(col(Incident.id) == request.incident)).first()
+        row = connection.execute(
+            select(col(Incident.game_id), col(Incident.player_ref)).where(col(Incident.id) == request.incident)
+        ).first()
         if row is None:
             raise NotFoundError(f"no incident {request.incident}")
         if game is not None and row.game_id != game:
             raise BadRequestError(f"incident {request.incident} is not about game {game}")
-        game = row.game_id
+        game, player = row.game_id, row.player_ref
     if game is not None and connection.execute(select(col(Game.id)).where(col(Game.id) == game)).first() is None:
         raise NotFoundError(f"no game {game}")
+    what = (
+        f"the appeal on incident {request.incident}" if request.incident is not None else f"the appeal on game {game}"
+    )
+    if player is not None:  # within the recording arbiter's assignment, like their other changes (16)
+        require_assigned_to_player(connection, who, player, game, what)
+    else:
+        require_assigned_to_game(connection, who, game, what)
     appeal_id = connection.execute(
         insert(Appeal).values(
             game_id=game, incident_id=request.incident, filed_by=request.filed_by, capacity=request.capacity,

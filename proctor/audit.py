@@ -9,8 +9,9 @@ entries together with nothing else is caught too.
 The entries also hold the hash of every append-only row (``detail.rows``: ``table:id`` → SHA-256 of its content,
 proctor.staging.SEALED): deliveries, game events, incidents and their actions, camera actions, appeals with their
 votes and decisions, and what a game was created with.  Verification checks each row against its hash (changed,
-deleted, or written outside the service), each game's state against the replay of its events, each entered result
-against the pairing, and the arbiters against their own chained log (proctor.account_log).
+deleted, or written outside the service), each game's state against the replay of its events, each pairing's result
+against the last one entered or loaded from its event's file (proctor.loaded_results), and the arbiters against their
+own chained log (proctor.account_log).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from engine.adjudication import Adjudication, settings_from_dict
 from engine.errors import EngineError
 from proctor.account_log import verify_account_log
 from proctor.codec import event_from_dict
+from proctor.loaded_results import verify_loaded_results
 from proctor.models import (
     Appeal,
     AppealDecision,
@@ -118,7 +120,7 @@ def verify_audit(connection: Connection) -> AuditReport:
     count = 0
     counts: dict[str, int] = {}
     sealed: dict[str, tuple[int, str]] = {}
-    results: dict[int, str] = {}
+    results: dict[int, tuple[int, str]] = {}
     for row in connection.execute(select(AuditEntry).order_by(col(AuditEntry.id))):
         count += 1
         if expected_id is not None and row.id != expected_id:
@@ -135,7 +137,7 @@ def verify_audit(connection: Connection) -> AuditReport:
         for key, digest in (detail.get("rows") or {}).items():
             sealed[key] = (row.id, digest)
         if row.action == "pairing.result" and row.subject.startswith("pairing:"):
-            results[int(row.subject.removeprefix("pairing:"))] = detail.get("new", "")
+            results[int(row.subject.removeprefix("pairing:"))] = (row.at_ms, detail.get("new", ""))
     deliveries = connection.execute(select(func.count()).select_from(FeedDelivery)).scalar_one()
     audited = counts.get("feed.received", 0) + counts.get("game.created", 0)
     if deliveries != audited:
@@ -153,7 +155,9 @@ def verify_audit(connection: Connection) -> AuditReport:
             problems.append(f"{stored} {what} are stored but {audited} are in the audit log")
     problems.extend(_check_rows(connection, sealed))
     problems.extend(_check_games(connection))
-    problems.extend(_check_results(connection, results))
+    loaded_problems, loaded = verify_loaded_results(connection)
+    problems.extend(loaded_problems)
+    problems.extend(_check_results(connection, results, loaded))
     problems.extend(verify_account_log(connection))
     return AuditReport(count, tuple(problems))
 
@@ -211,13 +215,25 @@ def _check_games(connection: Connection) -> list[str]:
     return problems
 
 
-def _check_results(connection: Connection, audited: dict[int, str]) -> list[str]:
-    """Each pairing's result against the last result entered for it (``pairing.result``); a result loaded from the
-    event's file has no entry."""
+def _check_results(
+    connection: Connection, entered: dict[int, tuple[int, str]], loaded: dict[int, tuple[int, str]]
+) -> list[str]:
+    """Each pairing's result against the last one entered for it (``pairing.result``) or loaded from its event's file
+    (proctor.loaded_results), whichever came later."""
     problems = []
-    rows = connection.execute(select(col(Pairing.id), col(Pairing.result)).where(col(Pairing.id).in_(list(audited))))
+    rows = connection.execute(select(col(Pairing.id), col(Pairing.result)).order_by(col(Pairing.id)))
     for pairing_id, result in rows:
-        if pairing_id is not None and result != audited[pairing_id]:
-            problems.append(f"pairing {pairing_id}: its result is {result!r} but the last one entered is "
-                            f"{audited[pairing_id]!r}")  # fmt: skip
+        candidates = []
+        if pairing_id in entered:
+            candidates.append((*entered[pairing_id], "entered"))
+        if pairing_id in loaded:
+            candidates.append((*loaded[pairing_id], "loaded from the event file"))
+        if not candidates:
+            if result:
+                problems.append(f"pairing {pairing_id}: its result is {result!r} but no result was loaded from an "
+                                "event file or entered for it")  # fmt: skip
+            continue
+        _, last, how = max(candidates, key=lambda candidate: (candidate[0], candidate[2] == "entered"))
+        if result != last:
+            problems.append(f"pairing {pairing_id}: its result is {result!r} but the last one {how} is {last!r}")
     return problems

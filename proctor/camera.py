@@ -13,6 +13,11 @@ The arbiters' controls over a player's camera (36): messages to the player's pag
 and pan check 36.4) whose window is recorded as evidence, leave of the area (36.4.1) and the approval of the player's
 setup.  Each is an append-only ``camera_action`` row, an audit entry naming it, and a note on the incident it concerns;
 the player's page hears of it on its own event stream (:meth:`Camera.listen`), and no other page does.
+
+A stream token works until the end of the player's event, else ``stream_token_ttl_s`` (:func:`token_expiry`); a new
+one revokes it.  One connection per player: a second offer while the first stream is live raises a
+``second-connection`` incident and is refused (:meth:`Camera.accept_offer`).  Media past their retention are deleted
+by the hourly sweep unless an open incident or appeal holds them, each deletion audited (proctor.media_retention).
 """
 
 from __future__ import annotations
@@ -20,12 +25,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import datetime
 import enum
 import hashlib
 import hmac
 import json
 import logging
-import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping, Sequence
@@ -45,8 +50,9 @@ from proctor.assignments import require_assigned_to_player
 from proctor.ear_checks import ARTICLE as EAR_ARTICLE
 from proctor.ear_checks import SECONDS as EAR_CHECK_SECONDS
 from proctor.ear_checks import DueCheck, EarCheckPolicy, EarCheckScheduler
-from proctor.errors import BadRequestError, ConflictError, NotFoundError, UnauthorizedError
+from proctor.errors import BadRequestError, ConflictError, ExpiredError, NotFoundError, UnauthorizedError
 from proctor.events import CHECKS, PolicySpec
+from proctor.media_retention import expired_media, retire_media
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
 from proctor.service import Service
 from proctor.settings import Settings
@@ -77,33 +83,85 @@ SERVICE = Identity("service", Role.ARBITER)
 actions are recorded with ``by_service`` (actor, role and incident source ``service``), not by this name."""
 
 
+SECOND_CONNECTION_ARTICLE = "36.4, 37.2"
+"""A second connection for a live camera: the camera must show the player's room and device (36.4); another device
+needs the arbiter's permission (37.2)."""
+
+
 def current_game(service: Service, player_ref: str) -> int | None:
     """The player's game in play (the latest, if several), as committed."""
     live = [g.id for g in service.games.values() if player_ref in g.refs and not g.state.is_over]
     return max(live) if live else None
 
 
-def issue_stream_token(connection: Connection, player_ref: str, now: int) -> str:
-    """A new stream token for the player; any earlier one stops working."""
+def issue_stream_token(connection: Connection, player_ref: str, now: int, expires_ms: int) -> str:
+    """A new stream token for the player, working until ``expires_ms``; any earlier one stops working."""
     connection.execute(
         update(StreamToken)
         .where(col(StreamToken.player_ref) == player_ref, col(StreamToken.revoked_ms).is_(None))
         .values(revoked_ms=now)
     )
     token = secrets.token_urlsafe(24)
-    connection.execute(insert(StreamToken).values(token_hash=token_hash(token), player_ref=player_ref, created_ms=now))
+    connection.execute(insert(StreamToken).values(token_hash=token_hash(token), player_ref=player_ref, created_ms=now,
+                                                  expires_ms=expires_ms))  # fmt: skip
     return token
 
 
-def player_for_token(connection: Connection, token: str) -> str:
-    row = connection.execute(
-        select(col(StreamToken.player_ref)).where(
-            col(StreamToken.token_hash) == token_hash(token), col(StreamToken.revoked_ms).is_(None)
+def event_end_ms(ends: str) -> int | None:
+    """The end of an event's last day (``ends``, YYYY-MM-DD, as its file gives it): midnight UTC after it."""
+    try:
+        day = datetime.date.fromisoformat(ends)
+    except (TypeError, ValueError):
+        return None
+    end = datetime.datetime.combine(day + datetime.timedelta(days=1), datetime.time(), datetime.UTC)
+    return int(end.timestamp() * 1000)
+
+
+def token_expiry(connection: Connection, player_ref: str, now: int, ttl_s: int) -> int:
+    """When a token issued now for the player expires: at the end of their event, when its file gives an end still
+    to come (the latest, for a player in several), else ``ttl_s`` from now."""
+    rows = connection.execute(
+        select(col(Tournament.config))
+        .join(Section, col(Section.tournament_id) == col(Tournament.id))
+        .join(Player, col(Player.section_id) == col(Section.id))
+        .where(col(Player.platform_ref) == player_ref)
+    ).scalars()
+    ends = [event_end_ms(str(((config or {}).get("event") or {}).get("ends", ""))) for config in rows]
+    future = [end for end in ends if end is not None and end > now]
+    return max(future) if future else now + ttl_s * 1000
+
+
+def _token_row(connection: Connection, token: str) -> Any:
+    return connection.execute(
+        select(col(StreamToken.player_ref), col(StreamToken.revoked_ms), col(StreamToken.expires_ms)).where(
+            col(StreamToken.token_hash) == token_hash(token)
         )
     ).first()
-    if row is None:
+
+
+def player_for_token(connection: Connection, token: str, now: int) -> str:
+    """The player whose token this is: UnauthorizedError when it is unknown or revoked, ExpiredError when expired."""
+    row = _token_row(connection, token)
+    if row is None or row.revoked_ms is not None:
         raise UnauthorizedError("unknown or revoked stream token")
-    return str(row[0])
+    if row.expires_ms is None or row.expires_ms <= now:
+        raise ExpiredError(expired_text(row.expires_ms))
+    return str(row.player_ref)
+
+
+def expired_text(expires_ms: int | None) -> str:
+    when = "" if expires_ms is None else " at " + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(expires_ms / 1000))
+    return f"this link expired{when}: ask the arbiter for a new link"
+
+
+def token_ended(connection: Connection, token: str, player_ref: str, now: int) -> str | None:
+    """Why the player's stream token no longer opens their page (None while it does)."""
+    row = _token_row(connection, token)
+    if row is None or row.player_ref != player_ref or row.revoked_ms is not None:
+        return "this link was replaced by a new one: ask the arbiter for the new link"
+    if row.expires_ms is None or row.expires_ms <= now:
+        return expired_text(row.expires_ms)
+    return None
 
 
 def ice_servers(settings: Settings, player_ref: str, now_s: float) -> list[dict[str, Any]]:
@@ -322,6 +380,8 @@ class Camera:
     ear_checks: EarCheckScheduler | None = None
     """The ear checks the sections' policies ask the service to prompt (36.2), while their games are in play."""
     ear_check_task: asyncio.Task[None] | None = None
+    second_offers: dict[str, int] = field(default_factory=dict)
+    """The live stream (by identity) whose second offer already raised its incident, by player."""
 
     def start(self, thresholds: Thresholds | None = None) -> None:
         detector, faces_note = available_detector(Path(self.settings.models_dir))
@@ -356,14 +416,40 @@ class Camera:
         return self.policies.get(player_ref) or self.policy_for(player_ref)
 
     async def accept_offer(self, player_ref: str, sdp: str, kind: str) -> RTCSessionDescription:
-        """A player's offer, answered; the stream follows the player's policy (ValueError for a bad SDP)."""
+        """A player's offer, answered; the stream follows the player's policy (ValueError for a bad SDP).
+
+        A second offer while the player's stream is live (not failed or closed, a frame in the last
+        ``camera_stale_s``) is refused (ConflictError) and raises a ``second-connection`` incident (36.4, 37.2:
+        another device, or someone else holding the player's link, would take the stream over): the first stream
+        stays.  Once the first is stale or lost (the page reconnecting after a dropped connection), the new offer
+        replaces it."""
         if self.ingest is None:
             raise ConflictError("the camera service is not running")
         check_offer(sdp)
+        holding = self.ingest.holding(player_ref, time.time(), self.settings.camera_stale_s)
+        if holding is not None:
+            await self._second_connection(player_ref, holding)
+            raise ConflictError(
+                "this player's camera is already streaming on another connection: a second one is refused and the "
+                "arbiter has been told (36.4, 37.2)", article=SECOND_CONNECTION_ARTICLE,
+            )  # fmt: skip
         policy = self.policy_for(player_ref)
         answer = await self.ingest.answer(player_ref, sdp, kind, policy.stream)
         self.policies[player_ref] = policy
         return answer
+
+    async def _second_connection(self, player_ref: str, holding: Any) -> None:
+        """Raise the ``second-connection`` incident, once per live stream (the refusals after it add nothing)."""
+        if self.second_offers.get(player_ref) == id(holding):
+            return
+        self.second_offers[player_ref] = id(holding)
+        game = self.current_game(player_ref)
+        summary = (f"{player_ref}: a second camera connection was offered while the first is live; it was refused and "
+                   "the first kept (another device, or someone else with the player's link)")  # fmt: skip
+        await self.writer.submit(lambda connection, batch: self.service.raise_incident(
+            connection, batch, game, "second-connection", summary, source="service",
+            article=SECOND_CONNECTION_ARTICLE, player_ref=player_ref, at=now_ms(),
+        ))  # fmt: skip
 
     async def close(self) -> None:
         if self.ear_check_task is not None:
@@ -416,21 +502,34 @@ class Camera:
             log.exception("attaching a clip failed")
 
     async def _sweep_media_forever(self) -> None:
-        """Media past their retention are deleted, every hour: in a section's folder after its
-        ``evidence_retention_days``, elsewhere after the service's setting; the incident records stay."""
+        """Media past their retention are deleted, every hour (:meth:`sweep_media_once`)."""
         while True:
             try:
-                with self.writer.engine.connect() as connection:
-                    sections = retention_by_folder(connection)
-                removed = await asyncio.get_running_loop().run_in_executor(
-                    self.executor, sweep_media, Path(self.settings.media_dir),
-                    self.settings.media_retention_days * 86_400, time.time(), sections,
-                )  # fmt: skip
+                removed = await self.sweep_media_once()
                 if removed:
                     log.info("retention: deleted %d media files", len(removed))
             except Exception:
                 log.exception("the media retention sweep failed")
             await asyncio.sleep(3600)
+
+    async def sweep_media_once(self) -> list[str]:
+        """Delete the media past their retention (in a section's folder after its ``evidence_retention_days``,
+        elsewhere after the service's setting) that no open incident or appeal holds, each with an audit entry
+        (proctor.media_retention); the incident records stay.  The names deleted."""
+        loop = asyncio.get_running_loop()
+        with self.writer.engine.connect() as connection:
+            sections = retention_by_folder(connection)
+        folder = Path(self.settings.media_dir)
+        expired = await loop.run_in_executor(
+            self.executor, expired_media, folder, self.settings.media_retention_days * 86_400, time.time(), sections
+        )
+        if not expired:
+            return []
+        deleting = await self.writer.submit(
+            lambda connection, batch: retire_media(self.service, connection, batch, expired, now_ms())
+        )
+        await loop.run_in_executor(self.executor, _unlink_all, folder, deleting)
+        return list(deleting)
 
     def current_game(self, player_ref: str) -> int | None:
         return current_game(self.service, player_ref)
@@ -995,24 +1094,9 @@ def leave_granted(connection: Connection, now: int) -> dict[str, int]:
     return {player: until for player, until in latest.items() if until > now}
 
 
-def sweep_media(folder: Path, max_age_s: float, now: float, sections: Mapping[str, float] | None = None) -> list[str]:
-    """Delete the media files under ``folder`` last written more than their retention before ``now``: in a folder
-    named in ``sections`` (``event/section``, relative to ``folder``) after its retention (seconds), anywhere else
-    (the top level, the folders of sections that no longer exist) after ``max_age_s``.  Their names, relative to
-    ``folder``."""
-    if not folder.is_dir():
-        return []
-    sections = sections or {}
-    removed = []
-    for directory, _, files in os.walk(folder):  # symbolic links to folders are not followed
-        where = Path(directory).relative_to(folder).as_posix()
-        max_age = sections.get(where, max_age_s)
-        for file in files:
-            path = Path(directory) / file
-            if path.is_file() and path.stat().st_mtime < now - max_age:
-                path.unlink(missing_ok=True)
-                removed.append(file if where == "." else f"{where}/{file}")
-    return sorted(removed)
+def _unlink_all(folder: Path, names: Sequence[str]) -> None:
+    for name in names:
+        (folder / name).unlink(missing_ok=True)
 
 
 def _sha256(data: bytes) -> str:
@@ -1030,8 +1114,9 @@ def check_offer(sdp: str) -> None:
         raise ValueError("the offer cannot be used: it has no video (an SDP with a video m-line is needed)")
 
 
-def require_player(connection: Connection, token: str) -> str:
+def require_player(connection: Connection, token: str, now: int) -> str:
+    """The token's player; NotFoundError for an unknown or revoked token, ExpiredError (410) for an expired one."""
     try:
-        return player_for_token(connection, token)
+        return player_for_token(connection, token, now)
     except UnauthorizedError:
         raise NotFoundError("unknown stream token") from None

@@ -176,15 +176,16 @@ def serve_command(args: argparse.Namespace) -> int:
     from aiohttp import web
 
     from proctor.app import create_app
+    from proctor.web.access_log import AccessLog
 
     settings = _settings(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # No client addresses in the access log (privacy): the request line, status, size and duration only.  On a stop,
-    # requests get 5 s to finish; the event streams (dashboards, players' pages) never finish by themselves, and the
-    # pages reconnect on their own.
+    # No client addresses in the access log (privacy), nor tokens in paths or queries: the method and route, status,
+    # size and duration only (proctor.web.access_log).  On a stop, requests get 5 s to finish; the event streams
+    # (dashboards, players' pages) never finish by themselves, and the pages reconnect on their own.
     web.run_app(
         create_app(settings), host=settings.host, port=settings.port, print=None,
-        access_log_format='"%r" %s %b %Tfs', shutdown_timeout=5.0,
+        access_log_class=AccessLog, shutdown_timeout=5.0,
     )  # fmt: skip
     return 0
 

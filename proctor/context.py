@@ -11,8 +11,10 @@ from sqlalchemy import Engine
 
 from proctor.accounts import LoginLimit, PasswordPool
 from proctor.bus import EventBus
+from proctor.request_limits import RequestLimit
 from proctor.service import Service
 from proctor.settings import Settings
+from proctor.web.event_streams import Revocations
 from proctor.writer import Writer
 
 
@@ -33,6 +35,10 @@ class Context:
     """The limit on failed dashboard logins (its state is in the database: proctor.models.LoginFailure)."""
     login_turns: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One login try counted at a time in this process (the database orders the processes)."""
+    player_requests: RequestLimit = field(default_factory=RequestLimit)
+    """The limit on the requests a player's page posts, per stream token (proctor.request_limits)."""
+    revocations: Revocations = field(default_factory=Revocations)
+    """Wakes the open event streams when this process ends a session or a stream token (proctor.web.event_streams)."""
 
 
 CONTEXT = web.AppKey("context", Context)

@@ -38,6 +38,12 @@ class NotFoundError(ServiceError):
     code = "not-found"
 
 
+class ExpiredError(ServiceError):
+    """A credential that worked once and no longer does (a player's stream link past its expiry): ask for a new one."""
+
+    code = "expired"
+
+
 class ConflictError(ServiceError):
     """The request contradicts what is stored (e.g. a sequence number reused with another body)."""
 
@@ -60,6 +66,12 @@ class TooManyLoginsError(OverloadedError):
     """Failed logins for one name from one address: the next try must wait (``retry_after_s``)."""
 
     code = "too-many-logins"
+
+
+class TooManyRequestsError(OverloadedError):
+    """One client asks too often (a player's page): the next request must wait (``retry_after_s``)."""
+
+    code = "too-many-requests"
 
 
 class BusyError(OverloadedError):

@@ -36,6 +36,7 @@ from engine.trf import read_trf
 from proctor.account_log import record_account
 from proctor.ear_checks import MAX_PER_HOUR, SPACING_MS
 from proctor.errors import BadRequestError, ConflictError, NotFoundError
+from proctor.loaded_results import record_loaded_results
 from proctor.models import Arbiter, Game, Pairing, Player, Section, Tournament
 
 ROLES: Final = ("arbiter", "deputy-chief", "chief", "committee")
@@ -410,6 +411,13 @@ def store_event(connection: Connection, spec: EventSpec, now: int, replace: bool
                   "white_start_no": p.white, "platform_game_id": p.platform_game_id, "result": p.result}
                  for p in section.pairings],
             )  # fmt: skip
+            stored = connection.execute(
+                select(col(Pairing.id), col(Pairing.result))
+                .where(col(Pairing.section_id) == section_id)
+                .order_by(col(Pairing.id))
+            ).all()
+            loaded = [(pairing, result) for pairing, result in stored if pairing is not None]
+            record_loaded_results(connection, loaded, f"event {spec.slug}", now)
     assert tournament_id is not None
     return tournament_id
 

@@ -90,6 +90,20 @@ class Incidents:
         return self.incident(batch, game, kind, summary, source=source, article=article, evidence=evidence,
                              player_ref=player_ref, at=at, confidence=confidence)  # fmt: skip
 
+    def report_incident(
+        self, connection: Connection, batch: Batch, who: Identity, game_id: int | None, kind: str, summary: str, *,
+        article: str | None = None, player_ref: str | None = None, at: int | None = None,
+    ) -> int:  # fmt: skip
+        """An incident an arbiter raises: within their assignment like any change they make (16), about the game's
+        board, else the player's sections; the chief and the deputy chief report everywhere."""
+        if player_ref is not None:
+            require_assigned_to_player(connection, who, player_ref, game_id, "the incident they report")
+        else:
+            require_assigned_to_game(connection, who, game_id, "the incident they report")
+        return self.raise_incident(connection, batch, game_id, kind, summary, source=f"arbiter:{who.name}",
+                                   article=article, player_ref=player_ref, evidence={"reported_by": who.label},
+                                   at=at)  # fmt: skip
+
     def act_on_incident(
         self, connection: Connection, batch: Batch, incident_id: int, who: Identity, action: str, note: str,
         offence: str | None, player_ref: str | None, server_now: int,

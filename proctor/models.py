@@ -294,6 +294,26 @@ class StreamToken(SQLModel, table=True):
     player_ref: str = Field(max_length=100, index=True)
     created_ms: int = _ms()
     revoked_ms: int | None = _ms(nullable=True)
+    expires_ms: int | None = _ms(nullable=True)
+    """When it stops working: the end of the player's event, else ``STREAM_TOKEN_TTL_S`` after it was issued (NULL:
+    expired)."""
+
+
+class LoadedResult(SQLModel, table=True):
+    """A pairing's result as an event file gave it (``proctor event load``), hash-chained like the account changes and
+    for the same reason: event files are loaded from the command line beside a running server, whose writer alone
+    appends to the audit log.  ``proctor audit verify`` checks each pairing's result against the last result loaded
+    or entered (``pairing.result``) for it."""
+
+    __tablename__ = "loaded_result"
+
+    id: int | None = Field(default=None, primary_key=True)
+    at_ms: int = _ms()
+    actor: str = Field(max_length=200)
+    pairing_id: int = Field(index=True)
+    result: str = Field(max_length=10)
+    prev_hash: str = Field(max_length=64, unique=True)
+    hash: str = Field(max_length=64, unique=True)
 
 
 class CameraAction(SQLModel, table=True):

@@ -508,9 +508,9 @@ def article_matches(wanted: str, article: str | None) -> bool:
     return any(part == wanted or part.startswith(wanted + ".") for part in parts)
 
 
-def read_incidents(connection: Connection, where: IncidentFilter, limit: int | None = 500) -> list[dict[str, Any]]:
-    """The incidents that pass the filter, oldest first, with their actions (who, role, what, note, verdict, when)
-    and status."""
+def _incident_query(connection: Connection, where: IncidentFilter, columns: Sequence[Any] | None = None) -> Any:
+    """The incidents (or ``columns`` of them) that pass the filter, with their status; unordered, and before the
+    article filter (:func:`article_matches`, applied to the rows)."""
     incident, action = _table(Incident), _table(IncidentAction)
     last = (
         select(action.c.incident_id, func.max(action.c.id).label("last_id")).group_by(action.c.incident_id).subquery()
@@ -518,10 +518,9 @@ def read_incidents(connection: Connection, where: IncidentFilter, limit: int | N
     last_action = action.alias("last_action")
     status = func.coalesce(last_action.c.action, "open")
     query = (
-        select(incident, status.label("status"))
+        select(*(columns if columns is not None else [incident]), status.label("status"))
         .select_from(incident.outerjoin(last, last.c.incident_id == incident.c.id).outerjoin(
             last_action, last_action.c.id == last.c.last_id))
-        .order_by(incident.c.id)
     )  # fmt: skip
     conditions: list[Any] = []
     if where.game is not None:
@@ -546,12 +545,55 @@ def read_incidents(connection: Connection, where: IncidentFilter, limit: int | N
         conditions.append(incident.c.article.like(f"%{where.article}%"))
     if where.event is not None:
         conditions.append(_in_event(connection, where.event, incident))
-    if conditions:
-        query = query.where(and_(*conditions))
+    return query.where(and_(*conditions)) if conditions else query
+
+
+def read_incidents(connection: Connection, where: IncidentFilter, limit: int | None = 500) -> list[dict[str, Any]]:
+    """The incidents that pass the filter, oldest first (the first ``limit``), with their actions (who, role, what,
+    note, verdict, when) and status: the reports' and the timelines' read.  The list route pages newest first
+    (:func:`incident_page`)."""
+    query = _incident_query(connection, where).order_by(_table(Incident).c.id)
     if limit is not None and where.article is None:
         query = query.limit(limit)
     rows = [row for row in connection.execute(query).all()
             if where.article is None or article_matches(where.article, row.article)][:limit]  # fmt: skip
+    return _with_actions(connection, rows)
+
+
+MAX_PAGE: Final = 500
+"""The most incidents one page of the list gives."""
+
+
+@dataclass(frozen=True, slots=True)
+class IncidentPage:
+    """One page of the incident list, newest first: ``total`` pass the filter; ``next_before`` is the cursor of the
+    next (older) page, None on the last."""
+
+    incidents: list[dict[str, Any]]
+    total: int
+    next_before: int | None
+
+
+def incident_page(connection: Connection, where: IncidentFilter, limit: int = MAX_PAGE,
+                  before: int | None = None) -> IncidentPage:  # fmt: skip
+    """The newest ``limit`` incidents that pass the filter and whose id is below ``before`` (the cursor), with how
+    many pass it in all and the next page's cursor: never silently cut short."""
+    incident = _table(Incident)
+    matching = [row.id for row in connection.execute(
+        _incident_query(connection, where, [incident.c.id, incident.c.article]).order_by(incident.c.id.desc()))
+        if where.article is None or article_matches(where.article, row.article)]  # fmt: skip
+    after_cursor = [i for i in matching if before is None or i < before]
+    ids = after_cursor[:limit]
+    rows = []
+    if ids:
+        query = _incident_query(connection, IncidentFilter()).where(incident.c.id.in_(ids))
+        rows = list(connection.execute(query.order_by(incident.c.id.desc())).all())
+    more = len(after_cursor) > len(ids)
+    return IncidentPage(_with_actions(connection, rows), len(matching), ids[-1] if more and ids else None)
+
+
+def _with_actions(connection: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    action = _table(IncidentAction)
     ids = [row.id for row in rows]
     actions: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
     if ids:

@@ -54,6 +54,7 @@ class Service:
         self.report_gap = self.deadlines.report_gap
         self.arbiter_event = self.game_actions.apply
         self.raise_incident = self.incidents.raise_incident
+        self.report_incident = self.incidents.report_incident
         self.act_on_incident = self.incidents.act_on_incident
         self.add_evidence = self.incidents.add_evidence
 

@@ -46,6 +46,20 @@ class Settings:
     """Snapshots and clips older than this are deleted (the incident records and their hashes are kept)."""
     session_ttl_s: int = 43_200
     """How long a dashboard login lasts (12 hours: a playing day)."""
+    stream_recheck_s: float = 1.0
+    """How often an open event stream (the dashboards' live stream, a player's page) checks again that what opened it
+    (a session, a token) still holds: a revocation in another process, or an expiry, ends it within this time (one
+    in this process ends it at once)."""
+    stream_token_ttl_s: int = 86_400
+    """How long a player's stream link works when their event's file gives no end still to come (a day); with one,
+    it works until the end of the event's last day (midnight UTC after ``ends``)."""
+    camera_stale_s: float = 10.0
+    """A player's stream that has sent no frame for this long (or has failed or closed) may be replaced by a new
+    offer; a live one may not (409, and a ``second-connection`` incident)."""
+    player_requests_burst: int = 5
+    """Requests (leave of the area, a call to the arbiter) a player's page may post at once with its stream token…"""
+    player_requests_per_minute: float = 4.0
+    """…and then how many a minute; beyond, 429 with Retry-After (per token, in each process)."""
     login_attempts: int = 5
     """Failed dashboard logins allowed per name and address together in 15 minutes; after them each try waits after
     the last failure, twice as long each time (1 s, 2 s, 4 s … at most 15 minutes): 429 with Retry-After."""

@@ -232,6 +232,12 @@ class StreamSession:
         """The findings that hold now."""
         return self.monitor.active()
 
+    def receiving(self, now: float, within_s: float) -> bool:
+        """Whether the stream is up and sent a frame in the last ``within_s`` seconds (or was opened that recently,
+        and is still being set up)."""
+        last = self.received_at[-1] if self.received_at else self.opened_at
+        return self.closed_at is None and now - last < within_s
+
     @property
     def faces(self) -> tuple[Box, ...]:
         return self.analyser.last_faces
@@ -545,6 +551,12 @@ class Ingest:
         if pc is None or pc.connectionState in ("failed", "closed"):
             return None
         return self.sessions.get(player_ref)
+
+    def holding(self, player_ref: str, now: float, stale_s: float) -> StreamSession | None:
+        """The player's stream if it is live and not stale (a frame in the last ``stale_s`` seconds): one that a new
+        offer must not replace."""
+        session = self.live(player_ref)
+        return session if session is not None and session.receiving(now, stale_s) else None
 
     def capture(self, player_ref: str, seconds: float, stills: bool = False) -> Awaitable[CaptureResult]:
         """Start keeping the player's analysed frames now, for ``seconds``; the awaitable gives them and their clip

@@ -77,7 +77,8 @@ ROUTES: Final = (
         "Record a written appeal (22.1) {game or incident, filed_by {name, capacity: team-leader or coach, team}, "
         "grounds, deposit {amount, currency}}",
         {"201": "the appeal", "400": "malformed, or not lodged by a team leader or coach (22.1)",
-         "401": "not an arbiter", "403": "the review panel reads only", "404": "unknown game or incident"},
+         "401": "not an arbiter", "403": "the review panel reads only, or the game or incident is outside the "
+         "arbiter's assigned sections or boards (16)", "404": "unknown game or incident"},
     ),
     Route(
         "GET", "/api/v1/appeals", list_appeals, "Appeals with their votes, decisions and deposits",

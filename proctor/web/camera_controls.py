@@ -24,15 +24,19 @@ async def post_stream_token(request: web.Request) -> web.Response:
     context = context_of(request)
     player = request.match_info["player"]
 
-    def issue(connection: Connection, _batch: Batch) -> str:
+    def issue(connection: Connection, _batch: Batch) -> tuple[str, int]:
         if not context.service.knows_player(connection, player):
             raise errors.NotFoundError(f"no player {player!r}: neither an event's player nor in a game not over")
         game_id = camera_module.current_game(context.service, player)
         require_assigned_to_player(connection, who, player, game_id, f"player {player}'s stream token")
-        return camera_module.issue_stream_token(connection, player, now_ms())
+        now = now_ms()
+        expires = camera_module.token_expiry(connection, player, now, context.settings.stream_token_ttl_s)
+        return camera_module.issue_stream_token(connection, player, now, expires), expires
 
-    token = await context.writer.submit(issue)
-    return web.json_response({"player": player, "token": token, "url": f"/play/{token}"}, status=201)
+    token, expires = await context.writer.submit(issue)
+    context.revocations.signal()  # the player's earlier token is revoked: its open page stream ends at once
+    return web.json_response({"player": player, "token": token, "url": f"/play/{token}", "expires": expires},
+                             status=201)  # fmt: skip
 
 
 def _incident_param(body: dict[str, Any]) -> int | None:
@@ -108,11 +112,15 @@ async def get_camera_thumbnail(request: web.Request) -> web.Response:
     return web.Response(body=jpeg, content_type="image/jpeg", headers={"Cache-Control": "no-store"})
 
 
+BEYOND_ASSIGNMENT: Final = "outside the arbiter's assigned sections or boards (16), or the review panel (reads only)"
+
 ROUTES: Final = (
     Route(
         "POST", "/api/v1/players/{player}/stream-token", post_stream_token,
         "Issue a player's camera token (bearer token of an arbiter); the player opens /play/{token}",
-        {"201": "the token and the page's address", "401": "no or unknown arbiter token",
+        {"201": "the token, the page's address and when it expires (the end of the player's event, else "
+                "STREAM_TOKEN_TTL_S)", "401": "no or unknown arbiter token",
+         "403": BEYOND_ASSIGNMENT,
          "404": "not an event's player, nor in a game not over"},
         (("player", "path", "the player's id on the platform"),),
     ),
@@ -120,7 +128,8 @@ ROUTES: Final = (
         "POST", "/api/v1/players/{player}/camera/messages", post_camera_message,
         "Send the player's page a message {text, incident} (bearer token of an arbiter; audited)",
         {"201": "the message's id and time", "400": "empty or longer than 500 characters, or a bad incident",
-         "401": "no or unknown arbiter token", "404": "unknown player or incident"},
+         "401": "no or unknown arbiter token", "403": BEYOND_ASSIGNMENT,
+         "404": "unknown player or incident"},
         (("player", "path", "the player's id on the platform"),),
     ),
     Route(
@@ -129,8 +138,8 @@ ROUTES: Final = (
         "5-60 (15), incident}: the page shows it with a countdown, and the window's clip (and for the ear check two "
         "stills) become evidence on the incident given or on a new one",
         {"201": "the prompt's id, its incident and when it ends", "400": "bad kind, seconds or incident",
-         "401": "no or unknown arbiter token", "404": "unknown player or incident",
-         "409": "the player has no live camera stream"},
+         "401": "no or unknown arbiter token", "403": BEYOND_ASSIGNMENT,
+         "404": "unknown player or incident", "409": "the player has no live camera stream"},
         (("player", "path", "the player's id on the platform"),),
     ),
     Route(
@@ -138,14 +147,16 @@ ROUTES: Final = (
         "Grant leave of the competition area (36.4.1) {minutes 1-60, reason, incident}: the left-area check stays "
         "quiet until then, across reconnections",
         {"201": "the grant and its end", "400": "minutes out of range, no reason, or a bad incident",
-         "401": "no or unknown arbiter token", "404": "unknown player or incident"},
+         "401": "no or unknown arbiter token", "403": BEYOND_ASSIGNMENT,
+         "404": "unknown player or incident"},
         (("player", "path", "the player's id on the platform"),),
     ),
     Route(
         "POST", "/api/v1/players/{player}/camera/approval", post_camera_approval,
         "Approve (or not) the player's setup after the pre-game environment check {approved, note, incident}",
         {"201": "the approval as stored", "400": "malformed (a refusal needs a note)",
-         "401": "no or unknown arbiter token", "404": "unknown player or incident"},
+         "401": "no or unknown arbiter token", "403": BEYOND_ASSIGNMENT,
+         "404": "unknown player or incident"},
         (("player", "path", "the player's id on the platform"),),
     ),
     Route(

@@ -8,9 +8,10 @@ from typing import Final
 from aiohttp import web
 
 from proctor import errors, review
+from proctor.models import MAX_INTEGER
 from proctor.wall_clock import now_ms
 from proctor.web.downloads import attachment
-from proctor.web.inputs import context_of, json_body, optional_id, path_id, text_field
+from proctor.web.inputs import context_of, json_body, optional_id, path_id, query_number, text_field
 from proctor.web.openapi import Route
 from proctor.web.reads import read
 from proctor.web.sessions import arbiter
@@ -26,18 +27,34 @@ INCIDENT_FILTERS: Final = (
 )  # fmt: skip
 
 
+PAGING: Final = (
+    ("limit", "query", f"incidents per page, 1 to {review.MAX_PAGE} (default {review.MAX_PAGE})"),
+    ("before", "query", "the cursor: incidents with a smaller id (the next page's, from the Link header)"),
+)  # fmt: skip
+
+
 async def list_incidents(request: web.Request) -> web.Response:
-    """Incidents carry players' evidence: arbiters and the review panel only."""
+    """Incidents carry players' evidence: arbiters and the review panel only.  Newest first, a page at a time: the
+    headers say how many pass the filter (``X-Total-Count``) and where the next page is (``Link: <…>; rel="next"``,
+    absent on the last page), so that a list is never cut short unseen."""
     arbiter(request)
     context = context_of(request)
     where = review.IncidentFilter.from_query(request.query)
+    limit = query_number(request, "limit", (1, review.MAX_PAGE), review.MAX_PAGE)
+    before = query_number(request, "before", (1, MAX_INTEGER))
+    assert limit is not None
     with context.engine.connect() as connection:
-        rows = review.read_incidents(connection, where)
-    return web.json_response(rows)
+        page = review.incident_page(connection, where, limit, before)
+    response = web.json_response(page.incidents)
+    response.headers["X-Total-Count"] = str(page.total)
+    if page.next_before is not None:
+        following = request.rel_url.update_query(before=str(page.next_before), limit=str(limit))
+        response.headers["Link"] = f'<{following}>; rel="next"'
+    return response
 
 
 async def post_incident(request: web.Request) -> web.Response:
-    """An incident raised by an arbiter (detectors raise theirs inside the service)."""
+    """An incident raised by an arbiter, within their assignment (16; detectors raise theirs inside the service)."""
     who = arbiter(request)
     context = context_of(request)
     body = await json_body(request)
@@ -50,9 +67,8 @@ async def post_incident(request: web.Request) -> web.Response:
     if player is not None and not isinstance(player, str):
         raise errors.BadRequestError("'player' must be a player id")
     incident_id = await context.writer.submit(
-        lambda connection, batch: context.service.raise_incident(
-            connection, batch, game, kind, summary, source=f"arbiter:{who.name}", article=article, player_ref=player,
-            evidence={"reported_by": who.label}, at=now_ms(),
+        lambda connection, batch: context.service.report_incident(
+            connection, batch, who, game, kind, summary, article=article, player_ref=player, at=now_ms(),
         )
     )  # fmt: skip
     return web.json_response({"id": incident_id}, status=201)
@@ -103,13 +119,15 @@ async def get_report_pdf(request: web.Request) -> web.Response:
 ROUTES: Final = (
     Route(
         "GET", "/api/v1/incidents", list_incidents,
-        "Incidents with their arbiter actions and status (arbiters and the review panel), filtered",
-        {"200": "the incidents", "400": "bad filter", "401": "not an arbiter", "404": "unknown event"},
-        INCIDENT_FILTERS,
+        "Incidents with their arbiter actions and status (arbiters and the review panel), filtered; newest first, a "
+        "page at a time (X-Total-Count: how many pass the filter; Link rel=next: the next page, absent on the last)",
+        {"200": "the incidents", "400": "bad filter or paging", "401": "not an arbiter", "404": "unknown event"},
+        INCIDENT_FILTERS + PAGING,
     ),
     Route(
         "POST", "/api/v1/incidents", post_incident, "Raise an incident (bearer token)",
-        {"201": "the incident's id", "400": "malformed", "401": "no or unknown token", "404": "unknown game"},
+        {"201": "the incident's id", "400": "malformed", "401": "no or unknown token",
+         "403": "the game or player is outside the arbiter's assigned sections or boards (16)", "404": "unknown game"},
     ),
     Route(
         "POST", "/api/v1/incidents/{incident}/actions", post_incident_action,

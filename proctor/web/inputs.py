@@ -23,6 +23,17 @@ def path_id(request: web.Request, name: str) -> int:
     return int(raw)
 
 
+def query_number(request: web.Request, name: str, bounds: tuple[int, int], default: int | None = None) -> int | None:
+    """A whole number in the query (``limit``, ``before``), within ``bounds``; ``default`` when absent."""
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    low, high = bounds
+    if not raw.isdigit() or len(raw) > len(str(high)) or not low <= int(raw) <= high:
+        raise errors.BadRequestError(f"query parameter '{name}' must be a whole number from {low} to {high}")
+    return int(raw)
+
+
 async def json_body(request: web.Request) -> dict[str, Any]:
     try:
         body = await request.json()

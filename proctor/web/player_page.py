@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import secrets
 import time
 from pathlib import Path
@@ -13,9 +12,11 @@ from aiohttp import web
 
 from proctor import camera as camera_module
 from proctor import errors
+from proctor.accounts import token_hash
 from proctor.context import Context
 from proctor.wall_clock import now_ms
 from proctor.web.dashboards import page_policy
+from proctor.web.event_streams import relay
 from proctor.web.inputs import context_of, json_body, text_field
 from proctor.web.openapi import Route
 
@@ -24,13 +25,17 @@ PLAYER_PAGE = Path(__file__).parent.parent.parent / "dashboard" / "player.html"
 
 def _stream_player(context: Context, token: str) -> str:
     with context.engine.connect() as connection:
-        return camera_module.require_player(connection, token)
+        return camera_module.require_player(connection, token, now_ms())
 
 
 async def play_page(request: web.Request) -> web.Response:
     """The player's page, with a nonce for its one script and the dashboards' Content-Security-Policy (this server
     only; it cannot be framed)."""
-    _stream_player(context_of(request), request.match_info["token"])
+    try:
+        _stream_player(context_of(request), request.match_info["token"])
+    except errors.ExpiredError as expired:  # a person reads this, not a program: plain text, not JSON
+        headers = {"Content-Security-Policy": page_policy(secrets.token_urlsafe(18)), "Cache-Control": "no-store"}
+        return web.Response(text=f"Camera check-in: {expired.message}.\n", status=410, headers=headers)
     nonce = secrets.token_urlsafe(18)
     text = PLAYER_PAGE.read_text(encoding="utf-8").replace("{{NONCE}}", nonce)
     headers = {"Content-Security-Policy": page_policy(nonce), "Cache-Control": "no-store"}
@@ -66,9 +71,17 @@ async def rtc_offer(request: web.Request) -> web.Response:
 
 
 async def play_request(request: web.Request) -> web.Response:
-    """The player asks to leave the area (36.4.1) or calls the arbiter: an incident for the arbiters' queue."""
+    """The player asks to leave the area (36.4.1) or calls the arbiter: an incident for the arbiters' queue.  Limited
+    per token (``player_requests_burst`` at once, then ``player_requests_per_minute``; 429 with Retry-After)."""
     context = context_of(request)
-    player = _stream_player(context, request.match_info["token"])
+    token = request.match_info["token"]
+    player = _stream_player(context, token)
+    wait = context.player_requests.take(token_hash(token), time.monotonic())
+    if wait is not None:
+        raise errors.TooManyRequestsError(
+            f"too many requests from this page: the arbiter has your earlier ones; try again in {wait} s",
+            retry_after_s=wait,
+        )
     body = await json_body(request)
     kind = body.get("kind")
     if kind not in ("leave", "call"):
@@ -85,39 +98,48 @@ async def play_request(request: web.Request) -> web.Response:
 
 
 async def play_events(request: web.Request) -> web.StreamResponse:
-    """Server-sent events for one player's page: the arbiters' messages, prompts, leave grants and approval."""
+    """Server-sent events for one player's page: the arbiters' messages, prompts, leave grants and approval, for as
+    long as its stream token holds (a new token for the player revokes it; proctor.web.event_streams)."""
     context = context_of(request)
-    player = _stream_player(context, request.match_info["token"])
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-    await response.prepare(request)
-    with contextlib.suppress(ConnectionResetError):
-        async with contextlib.aclosing(context.camera.listen(player)) as frames:
-            async for frame in frames:
-                await response.write(frame.encode())
-    return response
+    token = request.match_info["token"]
+    player = _stream_player(context, token)
+
+    def authority() -> str | None:
+        with context.engine.connect() as connection:
+            return camera_module.token_ended(connection, token, player, now_ms())
+
+    return await relay(request, context.camera.listen(player), authority, context.revocations,
+                       context.settings.stream_recheck_s)  # fmt: skip
 
 
 ROUTES: Final = (
-    Route("GET", "/play/{token}", play_page, "The player's camera page", {"200": "the page", "404": "unknown token"},
+    Route("GET", "/play/{token}", play_page, "The player's camera page", {"200": "the page", "404": "unknown token",
+          "410": "expired token (a plain-text page saying so)"},
           (("token", "path", "the player's stream token"),)),
     Route(
         "GET", "/api/v1/rtc/config", rtc_config, "ICE servers and stream settings for a player's page",
-        {"200": "the configuration", "404": "unknown token"}, (("token", "query", "the player's stream token"),),
+        {"200": "the configuration", "404": "unknown token", "410": "expired token"},
+        (("token", "query", "the player's stream token"),),
     ),
     Route(
         "POST", "/api/v1/rtc/offer", rtc_offer, "A player's WebRTC offer {sdp, type, token}; returns the answer",
-        {"200": "the answer {sdp, type}", "400": "malformed body or unusable SDP", "404": "unknown token"},
+        {"200": "the answer {sdp, type}", "400": "malformed body or unusable SDP", "404": "unknown token",
+         "409": "the player's camera is live on another connection (a second-connection incident is raised)",
+         "410": "expired token"},
     ),
     Route(
         "POST", "/api/v1/play/{token}/requests", play_request,
         "A player's request to leave the area (36.4.1) or call to the arbiter",
-        {"201": "the incident raised", "400": "unknown kind", "404": "unknown token"},
+        {"201": "the incident raised", "400": "unknown kind", "404": "unknown token", "410": "expired token",
+         "429": "too many requests from this token (Retry-After)"},
         (("token", "path", "the player's stream token"),),
     ),
     Route(
         "GET", "/api/v1/play/{token}/events", play_events,
         "Server-sent events for the player's page only: the arbiters' messages, prompts, leave grants and approval "
-        "(the first event, state, is what the page should show now)",
-        {"200": "an event stream", "404": "unknown token"}, (("token", "path", "the player's stream token"),),
+        "(the first event, state, is what the page should show now); it ends with an `end` event when the token is "
+        "revoked or expires",
+        {"200": "an event stream", "404": "unknown token", "410": "expired token"},
+        (("token", "path", "the player's stream token"),),
     ),
 )  # fmt: skip

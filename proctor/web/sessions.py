@@ -4,6 +4,7 @@ session and logout (proctor.accounts)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, Final
 
 from aiohttp import web
@@ -54,6 +55,29 @@ def arbiter(request: web.Request) -> Identity:
     if who.role is Role.REVIEWER and request.method not in SAFE_METHODS:
         raise errors.ForbiddenError("the review panel reads only")
     return who
+
+
+def still_authorised(request: web.Request) -> Callable[[], str | None]:
+    """What authorised a long request (the live stream), checked again: None while the bearer token still names an
+    arbiter or the session is still open and unexpired, else why it ended."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    context = context_of(request)
+    if scheme.lower() == "bearer" and token.strip():
+        bearer = token.strip()
+
+        def by_token() -> str | None:
+            with context.engine.connect() as connection:
+                return None if find_arbiter(connection, bearer) is not None else "the arbiter's token was removed"
+
+        return by_token
+    cookie = request.cookies.get(SESSION_COOKIE, "")
+
+    def by_session() -> str | None:
+        with context.engine.connect() as connection:
+            open_now = accounts.find_session(connection, cookie, now_ms()) is not None
+        return None if open_now else "the session has ended (logged out, expired or ended): log in again"
+
+    return by_session
 
 
 async def post_session(request: web.Request) -> web.Response:
@@ -121,6 +145,7 @@ async def delete_session(request: web.Request) -> web.Response:
     await context_of(request).writer.submit(
         lambda connection, _batch: accounts.end_session(connection, cookie, now_ms())
     )
+    context_of(request).revocations.signal()  # the session's open streams end at once
     response = web.Response(status=204)
     response.del_cookie(SESSION_COOKIE, path="/")
     return response

@@ -22,6 +22,7 @@ STATUS: Final[dict[type[errors.ServiceError], int]] = {
     errors.ForbiddenError: 403,
     errors.NotFoundError: 404,
     errors.ConflictError: 409,
+    errors.ExpiredError: 410,
     errors.OverloadedError: 429,
     errors.ConfigurationError: 500,
     errors.DatabaseBusyError: 503,
@@ -54,8 +55,14 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         if error.status >= 400:
             return web.json_response(error_body("http", error.reason), status=error.status)
         raise
-    except (asyncio.CancelledError, ConnectionResetError):
-        raise  # the client went away: nothing to answer
-    except Exception:  # every other failure is a 500, in JSON like every error (the traceback goes to the log)
+    except asyncio.CancelledError:
+        raise  # the client went away (aiohttp ignores it quietly)
+    except ConnectionResetError:
+        # The client went away mid-answer (a closed page, a dropped connection): an ordinary event, not logged.  A
+        # response returned here is never sent (aiohttp drops it quietly); re-raised, aiohttp would log a traceback
+        # with the client's address.
+        return web.Response(status=499, reason="Client Closed Request")
+    except Exception:  # every other failure is a 500, in JSON like every error (the traceback goes to the log, with
+        # the method and path but never the client's address)
         log.exception("%s %s failed", request.method, request.path)
         return web.json_response(error_body("internal", "the server failed on this request"), status=500)

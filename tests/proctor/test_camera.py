@@ -24,8 +24,8 @@ from sqlmodel import col
 
 from proctor.account_log import record_account
 from proctor.accounts import token_hash
-from proctor.camera import sweep_media
 from proctor.database import create_database_engine
+from proctor.media_retention import expired_media
 from proctor.models import Arbiter, AuditEntry
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context, seat
@@ -164,7 +164,7 @@ async def test_the_player_can_ask_to_leave_and_call_the_arbiter(platform: Platfo
         response = await platform.client.post(f"/api/v1/play/{token}/requests", json={"kind": kind})
         assert response.status == 201
     incidents = await (await platform.client.get("/api/v1/incidents", headers=CAM)).json()
-    assert [(i["kind"], i["article"]) for i in incidents] == [("leave-request", "36.4.1"), ("arbiter-call", None)]
+    assert [(i["kind"], i["article"]) for i in incidents] == [("arbiter-call", None), ("leave-request", "36.4.1")]
 
 
 async def test_turn_credentials_are_minted_per_player(platform: Platformer, settings: Settings) -> None:
@@ -180,12 +180,12 @@ async def test_turn_credentials_are_minted_per_player(platform: Platformer, sett
     assert server["credential"] == expected
 
 
-async def test_media_past_retention_is_deleted_and_newer_media_kept(tmp_path: Path) -> None:
+async def test_media_past_retention_are_found_and_newer_media_left(tmp_path: Path) -> None:
     old, new = tmp_path / "old.jpg", tmp_path / "new.webm"
     old.write_bytes(b"x")
     new.write_bytes(b"y")
     now = time.time()
     os.utime(old, (now - 10 * 86_400, now - 10 * 86_400))
-    assert sweep_media(tmp_path, 7 * 86_400, now) == ["old.jpg"]
-    assert not old.exists() and new.exists()
-    assert sweep_media(tmp_path / "missing", 1, now) == []
+    (found,) = expired_media(tmp_path, 7 * 86_400, now)
+    assert found.name == "old.jpg" and found.sha256 == hashlib.sha256(b"x").hexdigest()
+    assert expired_media(tmp_path / "missing", 1, now) == []  # deleting them: tests/security/test_retention.py

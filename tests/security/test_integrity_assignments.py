@@ -94,3 +94,36 @@ async def test_an_assigned_arbiter_changes_only_their_sections(platform: Platfor
     assert status == 201, answer
     status, answer = await post(platform, "Wang", "/api/v1/players/youth-f-p1/stream-token", {})
     assert status == 403, answer  # a new token would cut the player's stream
+
+
+async def test_an_assigned_arbiter_reports_incidents_and_records_appeals_only_in_their_sections(
+    platform: Platformer, settings: Settings
+) -> None:
+    arbiters(settings)
+    men = await started(platform, "youth-m-r1-b1", "youth-m-p1", "youth-m-p3")
+    women = await started(platform, "youth-f-r1-b1", "youth-f-p1", "youth-f-p3")
+    report = {"kind": "noise", "summary": "someone talks"}
+    for body in ({"game": women}, {"player": "youth-f-p1"}, {"game": women, "player": "youth-f-p1"}, {}):
+        status, answer = await post(platform, "Wang", "/api/v1/incidents", report | body)
+        assert (status, answer["error"], answer.get("article")) == (403, "forbidden", "16"), (body, answer)
+    status, mine = await post(platform, "Wang", "/api/v1/incidents", report | {"game": men, "player": "youth-m-p1"})
+    assert status == 201, mine
+    status, theirs = await post(platform, "Chen", "/api/v1/incidents", report | {"game": women})
+    assert status == 201, theirs  # the deputy chief reports everywhere
+
+    appeal = {"filed_by": {"name": "陈领队", "capacity": "team-leader", "team": "杭州"},
+              "grounds": "the flag had not fallen", "deposit": {"amount": 500, "currency": "CNY"}}  # fmt: skip
+    for target in ({"game": women}, {"incident": theirs["id"]}):
+        status, answer = await post(platform, "Wang", "/api/v1/appeals", appeal | target)
+        assert (status, answer["error"]) == (403, "forbidden"), (target, answer)
+    for who, target in (("Wang", {"game": men}), ("Wang", {"incident": mine["id"]}), ("Li", {"game": women})):
+        status, answer = await post(platform, who, "/api/v1/appeals", appeal | target)
+        assert status == 201, (who, target, answer)
+
+
+async def test_the_camera_routes_document_the_refusal_beyond_an_assignment(platform: Platformer) -> None:
+    paths = (await (await platform.client.get("/api/openapi.json")).json())["paths"]
+    for path in ("stream-token", "camera/messages", "camera/prompts", "camera/leave", "camera/approval"):
+        responses = paths[f"/api/v1/players/{{player}}/{path}"]["post"]["responses"]
+        assert "(16)" in responses["403"]["description"], path
+    assert "(16)" in paths["/api/v1/incidents"]["post"]["responses"]["403"]["description"]
