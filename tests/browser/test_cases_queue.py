@@ -94,12 +94,14 @@ async def findings(served: Served, game_id: int, player: str, count: int) -> lis
             return incident
 
         incident = await context.writer.submit(raise_it)
-        await context.writer.submit(
-            lambda connection, batch, incident=incident, n=n: context.service.act_on_incident(
-                connection, batch, incident, DETECTOR, "note", f"ended after {12 if n == 3 else 3} s", None, None,
-                now_ms(),
+        note = f"ended after {12 if n == 3 else 3} s"
+
+        def end_it(connection: Any, batch: Any, incident: int = incident, note: str = note) -> Any:
+            return context.service.act_on_incident(
+                connection, batch, incident, DETECTOR, "note", note, None, None, now_ms()
             )
-        )  # fmt: skip
+
+        await context.writer.submit(end_it)
         ids.append(incident)
     return ids
 
