@@ -74,7 +74,8 @@ def _resources(settings: Settings) -> Any:
 
 async def _timers(context: Context, period_s: float = 0.25) -> None:
     """Fire due deadlines (flag fall, reconnect window, no-show) and report feed gaps, from the stored state: after a
-    restart, a deadline that passed while the server was down fires at once, at its own instant."""
+    restart, a deadline that passed while the server was down fires at once, at its own instant.  Escalate the pending
+    verdicts past their confirmation deadline (proctor.casebook)."""
     settings = context.settings
     while True:
         server_now = now_ms()
@@ -94,6 +95,11 @@ async def _timers(context: Context, period_s: float = 0.25) -> None:
                 await context.writer.submit(functools.partial(_fire, context, due_deadlines, due_gaps, server_now))
             except Exception:
                 log.exception("firing deadlines failed; retrying")
+        if context.service.casebook.confirmation_due(server_now):
+            try:
+                await context.writer.submit(functools.partial(_escalate, context, server_now))
+            except Exception:
+                log.exception("escalating pending verdicts failed; retrying")
         await asyncio.sleep(period_s)
 
 
@@ -104,3 +110,7 @@ def _fire(
         context.service.fire_deadlines(connection, batch, game_id, server_now)
     for game_id in gaps:
         context.service.report_gap(connection, batch, game_id, server_now)
+
+
+def _escalate(context: Context, server_now: int, connection: Any, batch: Any) -> None:
+    context.service.escalate_cases(connection, batch, server_now)

@@ -2,16 +2,16 @@
 verify``).
 
 Each entry's hash covers its content and the previous entry's hash, so an edited entry breaks its own hash and a
-deleted one breaks the chain (and leaves a gap in the ids); the feed deliveries, incidents, arbiters' camera actions
-and appeals (with their votes and decisions) are counted against their audit entries, so that removing the last
-entries together with nothing else is caught too.
+deleted one breaks the chain (and leaves a gap in the ids); the feed deliveries, incidents, arbiters' camera actions,
+appeals (with their votes and decisions) and cases (with their occurrences and actions) are counted against their
+audit entries, so that removing the last entries together with nothing else is caught too.
 
 The entries also hold the hash of every append-only row (``detail.rows``: ``table:id`` → SHA-256 of its content,
 proctor.staging.SEALED): deliveries, game events, incidents and their actions, camera actions, appeals with their
-votes and decisions, and what a game was created with.  Verification checks each row against its hash (changed,
-deleted, or written outside the service), each game's state against the replay of its events, each pairing's result
-against the last one entered or loaded from its event's file (proctor.loaded_results), and the arbiters against their
-own chained log (proctor.account_log).
+votes and decisions, cases with their occurrences and actions, and what a game was created with.  Verification
+checks each row against its hash (changed, deleted, or written outside the service), each game's state against the
+replay of its events, each pairing's result against the last one entered or loaded from its event's file
+(proctor.loaded_results), and the arbiters against their own chained log (proctor.account_log).
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ from proctor.models import (
     AppealVote,
     AuditEntry,
     CameraAction,
+    Case,
+    CaseAction,
+    CaseOccurrence,
     FeedDelivery,
     Game,
     GameEvent,
@@ -143,12 +146,17 @@ def verify_audit(connection: Connection) -> AuditReport:
     if deliveries != audited:
         problems.append(f"{deliveries} feed deliveries are stored but {audited} are in the audit log")
     camera = sum(n for action, n in counts.items() if action.startswith("camera."))
+    opened, joined = counts.get("case.opened", 0), counts.get("case.occurrence", 0)
+    case_actions = sum(n for action, n in counts.items() if action.startswith("case.")) - opened - joined
     for what, table, audited in (
         ("incidents", Incident, counts.get("incident.raised", 0)),
         ("camera actions", CameraAction, camera),
         ("appeals", Appeal, counts.get("appeal.filed", 0)),
         ("appeal votes", AppealVote, counts.get("appeal.vote", 0)),
         ("appeal decisions", AppealDecision, counts.get("appeal.decided", 0)),
+        ("cases", Case, opened),
+        ("case occurrences", CaseOccurrence, opened + joined),
+        ("case actions", CaseAction, case_actions),
     ):
         stored = connection.execute(select(func.count()).select_from(table)).scalar_one()
         if stored != audited:

@@ -58,6 +58,9 @@ class PolicySpec:
     reconnect_window_s: float | None = None
     lateness_tolerance_s: float = 0
     confirm_time_verdicts: bool = False
+    verdict_confirmation_deadline_s: float | None = None
+    """How long a pending time verdict may wait for an arbiter before its case escalates to the chief arbiter
+    (nothing is ruled automatically; proctor.casebook); None: no deadline."""
     penalties: dict[str, str] = field(default_factory=lambda: {k: v.value for k, v in DEFAULT_POLICY_LADDERS.items()})
     evidence_retention_days: int = 365
     ear_check_at_start: bool = False
@@ -72,7 +75,8 @@ class PolicySpec:
         return {
             "camera_required": self.camera_required, "checks": self.checks, "thresholds": self.thresholds,
             "reconnect_window_s": self.reconnect_window_s, "lateness_tolerance_s": self.lateness_tolerance_s,
-            "confirm_time_verdicts": self.confirm_time_verdicts, "penalties": self.penalties,
+            "confirm_time_verdicts": self.confirm_time_verdicts,
+            "verdict_confirmation_deadline_s": self.verdict_confirmation_deadline_s, "penalties": self.penalties,
             "evidence_retention_days": self.evidence_retention_days, "ear_check_at_start": self.ear_check_at_start,
             "ear_checks_per_hour": self.ear_checks_per_hour, "auto_pan_check": self.auto_pan_check,
         }  # fmt: skip
@@ -189,8 +193,8 @@ def _check(where: str, action: Any) -> Any:
 
 def _policy(table: object, where: str) -> PolicySpec:
     known = ("camera_required", "checks", "thresholds", "reconnect_window_s", "lateness_tolerance_s",
-             "confirm_time_verdicts", "penalties", "evidence_retention_days", "ear_check_at_start",
-             "ear_checks_per_hour", "auto_pan_check")  # fmt: skip
+             "confirm_time_verdicts", "verdict_confirmation_deadline_s", "penalties", "evidence_retention_days",
+             "ear_check_at_start", "ear_checks_per_hour", "auto_pan_check")  # fmt: skip
     reader = _Reader(table, where, known)
     policy = PolicySpec()
     policy.camera_required = reader.flag("camera_required", True)
@@ -207,6 +211,8 @@ def _policy(table: object, where: str) -> PolicySpec:
     policy.reconnect_window_s = reader.number("reconnect_window_s") if "reconnect_window_s" in reader.table else None
     policy.lateness_tolerance_s = reader.number("lateness_tolerance_s", 0)
     policy.confirm_time_verdicts = reader.flag("confirm_time_verdicts", False)
+    if "verdict_confirmation_deadline_s" in reader.table:
+        policy.verdict_confirmation_deadline_s = reader.number("verdict_confirmation_deadline_s")
     penalties = reader.table.get("penalties", {})
     if not isinstance(penalties, dict):
         raise reader.fail("penalties", "a table of article = ladder")

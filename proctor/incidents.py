@@ -7,9 +7,12 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
+from engine import adjudication as adj
 from proctor.accounts import Identity
 from proctor.assignments import require_assigned_to_game, require_assigned_to_player
 from proctor.audit import AuditChain
+from proctor.casebook import Casebook
+from proctor.cases import VERDICT_KIND, verdict_facts
 from proctor.errors import BadRequestError, NotFoundError
 from proctor.game_actions import GameActions, game_action_event
 from proctor.game_views import result_json
@@ -20,11 +23,27 @@ from proctor.wall_clock import now_ms
 
 
 class Incidents:
-    def __init__(self, staging: Staging, audit_chain: AuditChain, live: LiveGames, game_actions: GameActions) -> None:
+    def __init__(
+        self, staging: Staging, audit_chain: AuditChain, live: LiveGames, game_actions: GameActions, casebook: Casebook
+    ) -> None:
         self.staging = staging
         self.audit_chain = audit_chain
         self.live = live
         self.game_actions = game_actions
+        self.casebook = casebook
+        live.observers.append(self._on_game_event)
+
+    def _on_game_event(self, batch: Batch, before: LiveGame, event: adj.Event, after: LiveGame) -> None:
+        """A time verdict that now waits for the arbiter (``confirm_time_verdicts``) is an incident, so a case at the
+        top of the desk's queue, with its facts."""
+        pending = after.state.pending_verdict
+        if pending is None or before.state.pending_verdict is not None:
+            return
+        entries = [e for e in after.state.log[len(before.state.log) :] if e.kind == "verdict-pending"]
+        summary = entries[-1].text if entries else f"a verdict awaits the arbiter: {pending.termination.value}"
+        facts = verdict_facts(after.state, after.refs)
+        self.incident(batch, after, VERDICT_KIND, summary, source="rules", article=pending.article,
+                      evidence={"verdict": facts}, at=facts["at"])  # fmt: skip
 
     def incident(
         self,
@@ -43,11 +62,12 @@ class Incidents:
         """Stage an incident (and its audit entry and notice); its id."""
         at = at if at is not None else now_ms()
         incident_id = self.staging.allocate(batch, "incident")
-        self.staging.stage(batch, "incident", {
+        row = {
             "id": incident_id, "game_id": game.id if game else None, "player_ref": player_ref, "kind": kind,
             "source": source, "article": article, "confidence": confidence, "summary": summary,
             "evidence": evidence or {}, "created_ms": at,
-        })  # fmt: skip
+        }  # fmt: skip
+        self.staging.stage(batch, "incident", row)
         self.audit_chain.append(
             batch,
             at,
@@ -61,6 +81,7 @@ class Incidents:
                 "media_sha256": (evidence or {}).get("sha256"),
             },
         )
+        case_id = self.casebook.occurred(batch, row)
         batch.notices.append(
             Notice(
                 "incident",
@@ -70,6 +91,7 @@ class Incidents:
                     "kind": kind,
                     "article": article,
                     "summary": summary,
+                    "case": case_id,
                 },
             )
         )
@@ -139,6 +161,8 @@ class Incidents:
         })  # fmt: skip
         self.audit_chain.append(batch, server_now, who.label, f"incident.{action}", f"incident:{incident_id}",
                    {"verdict": verdict})  # fmt: skip
+        if action == "note":
+            self.casebook.noted(batch, incident_id, who, note, server_now)
         batch.notices.append(Notice("incident-action", {"incident": incident_id, "action": action, "verdict": verdict}))
         return {"incident": incident_id, "action": action, "verdict": verdict}
 

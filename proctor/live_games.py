@@ -10,6 +10,7 @@ game_event log reproduces the state exactly.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -63,6 +64,9 @@ class LiveGames:
         self.audit_chain = audit_chain
         self.games: dict[int, LiveGame] = {}
         self.by_external: dict[tuple[int, str], int] = {}
+        self.observers: list[Callable[[Batch, LiveGame, adj.Event, LiveGame], None]] = []
+        """Called with each applied event, the game before and after it (in the job's batch): what follows from a
+        change of state elsewhere (a pending verdict's case: proctor.incidents, proctor.casebook)."""
 
     def load(self, connection: Connection) -> None:
         """Every stored game: its snapshot and the events after it, and the deliveries held after a gap."""
@@ -144,7 +148,9 @@ class LiveGames:
         updated = replace(game, state=after, applied=game.applied + 1)
         batch.games[game.id] = updated
         batch.notices.append(Notice("game", game_summary(updated)))
-        return updated
+        for observer in self.observers:
+            observer(batch, game, event, updated)
+        return self.game(batch, game.id)
 
     def save(self, batch: Batch, game: LiveGame, at: int) -> None:
         """Stage the game row's new values (a full snapshot every ``snapshot_every`` events and at the end)."""

@@ -251,6 +251,51 @@ class IncidentAction(SQLModel, table=True):
     created_ms: int = _ms()
 
 
+class Case(SQLModel, table=True):
+    """A case (proctor.cases): the incidents about one player (or game) of one kind, grouped.  Append-only: its state
+    is folded from its occurrences and the actions taken on it, never stored."""
+
+    __tablename__ = "incident_case"
+
+    id: int | None = Field(default=None, primary_key=True)
+    key: str = Field(max_length=200, index=True)
+    """What it is about: ``player:REF/KIND``, ``game:ID/KIND`` or ``incident:ID``."""
+    kind: str = Field(max_length=60, index=True)
+    player_ref: str | None = Field(default=None, max_length=100)
+    game_id: int | None = Field(default=None, foreign_key="game.id")
+    """The game of the incident that opened it (later occurrences may be in later games of the player)."""
+    follows: int | None = Field(default=None)
+    """The key's previous case, resolved before this one opened (a recurrence after a dismissal)."""
+    created_ms: int = _ms()
+
+
+class CaseOccurrence(SQLModel, table=True):
+    """An incident of a case.  Append-only."""
+
+    __tablename__ = "case_occurrence"
+
+    id: int | None = Field(default=None, primary_key=True)
+    case_id: int = Field(foreign_key="incident_case.id", index=True)
+    incident_id: int = Field(foreign_key="incident.id", unique=True)
+    created_ms: int = _ms()
+
+
+class CaseAction(SQLModel, table=True):
+    """An action on a case: an arbiter's (dismiss, confirm, overrule, decide) or the service's (escalate).
+    Append-only."""
+
+    __tablename__ = "case_action"
+
+    id: int | None = Field(default=None, primary_key=True)
+    case_id: int = Field(foreign_key="incident_case.id", index=True)
+    arbiter: str = Field(max_length=200)
+    role: str = Field(max_length=20)
+    action: str = Field(max_length=20)
+    note: str = Field(default="", sa_column=Column(Text, nullable=False))
+    detail: dict[str, Any] | None = _json()
+    created_ms: int = _ms()
+
+
 class AuditEntry(SQLModel, table=True):
     """One state change, chained to the previous entry by a SHA-256 hash (``proctor audit verify``)."""
 

@@ -11,7 +11,8 @@ was.  The parts:
 - proctor.deliveries: the platforms and the feed's deliveries (proctor.pairing_links: a game's pairing);
 - proctor.deadlines: deadlines fired and feed gaps reported;
 - proctor.game_actions: an arbiter's actions on a game;
-- proctor.incidents: incidents and the arbiters' actions on them.
+- proctor.incidents: incidents and the arbiters' actions on them;
+- proctor.casebook: incidents grouped into cases (proctor.cases), the arbiters' actions on cases, escalations.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from sqlalchemy import Connection, select
 from sqlmodel import col
 
 from proctor.audit import AuditChain
+from proctor.casebook import Casebook
 from proctor.deadlines import Deadlines
 from proctor.deliveries import Deliveries
 from proctor.game_actions import GameActions
@@ -42,7 +44,9 @@ class Service:
         self.audit_chain = AuditChain(self.staging)
         self.live = LiveGames(settings, self.staging, self.audit_chain)
         self.game_actions = GameActions(self.live)
-        self.incidents = Incidents(self.staging, self.audit_chain, self.live, self.game_actions)
+        self.casebook = Casebook(self.staging, self.audit_chain, self.live)
+        self.casebook.game_actions = self.game_actions
+        self.incidents = Incidents(self.staging, self.audit_chain, self.live, self.game_actions, self.casebook)
         self.deliveries = Deliveries(settings, self.staging, self.audit_chain, self.live, self.incidents)
         self.deadlines = Deadlines(settings, self.live, self.incidents)
         # What the other layers ask of the service (writer jobs take the connection and the batch first):
@@ -57,6 +61,8 @@ class Service:
         self.report_incident = self.incidents.report_incident
         self.act_on_incident = self.incidents.act_on_incident
         self.add_evidence = self.incidents.add_evidence
+        self.act_on_cases = self.casebook.act
+        self.escalate_cases = self.casebook.escalate_due
 
     @property
     def games(self) -> dict[int, LiveGame]:
@@ -81,6 +87,7 @@ class Service:
         self.audit_chain.load(connection)
         self.staging.load(connection)
         self.live.load(connection)
+        self.casebook.load(connection)
 
     def flush(self, connection: Connection, batch: Batch) -> None:
         """Chain the audit entries (with the rows' hashes) and write the staged rows."""
@@ -93,6 +100,7 @@ class Service:
         self.audit_chain.commit(batch)
         self.staging.commit(batch)
         self.deliveries.commit(batch)
+        self.casebook.commit(batch)
 
     def audit(
         self,

@@ -21,6 +21,9 @@ from proctor.models import (
     AppealVote,
     AuditEntry,
     CameraAction,
+    Case,
+    CaseAction,
+    CaseOccurrence,
     FeedDelivery,
     Game,
     GameEvent,
@@ -29,6 +32,7 @@ from proctor.models import (
 )
 
 if TYPE_CHECKING:
+    from proctor.cases import CaseHead
     from proctor.live_games import LiveGame
 
 
@@ -46,13 +50,17 @@ ALLOCATED: dict[str, Table] = {
     "game_event": table_of(GameEvent),
     "incident": table_of(Incident),
     "incident_action": table_of(IncidentAction),
+    "incident_case": table_of(Case),
+    "case_occurrence": table_of(CaseOccurrence),
+    "case_action": table_of(CaseAction),
     "audit_entry": table_of(AuditEntry),
 }
 SEALED: dict[str, tuple[str, ...] | None] = {
     "game": ("id", "platform_id", "external_id", "pairing_id", "black_ref", "white_ref", "black_name", "white_name",
              "settings", "created_ms"),
     "feed_delivery": None, "game_event": None, "incident": None, "incident_action": None, "camera_action": None,
-    "appeal": None, "appeal_vote": None, "appeal_decision": None,
+    "appeal": None, "appeal_vote": None, "appeal_decision": None, "incident_case": None, "case_occurrence": None,
+    "case_action": None,
 }  # fmt: skip
 """The rows whose content the audit log holds a hash of, and the columns hashed (None: all).  A game row changes by
 design (its state after each event): what it was created with is sealed, its state is checked against the replay of
@@ -94,17 +102,25 @@ class Batch:
     seals: list[tuple[int, str, str]] = field(default_factory=list)
     """The hashes of the append-only rows staged or written in this batch, for the audit entries (proctor.audit):
     (how many audit entries were staged before the row, ``table:id``, the row's hash)."""
+    cases: dict[int, CaseHead] = field(default_factory=dict)
+    """The cases this batch opened or changed, by id (proctor.casebook)."""
+    case_keys: dict[str, int] = field(default_factory=dict)
+    """Key → the key's latest case, for the cases opened in this batch."""
+    case_incidents: dict[int, int] = field(default_factory=dict)
+    """Incident → its case, for the occurrences staged in this batch."""
 
     def mark(self) -> tuple[Any, ...]:
         """What a failed job must roll back to."""
         return (dict(self.games), len(self.notices), self.last_hash, {t: len(r) for t, r in self.rows.items()},
                 {k: dict(v) for k, v in self.updates.items()}, dict(self.next_ids), dict(self.webhooks),
-                dict(self.bodies), len(self.seals))  # fmt: skip
+                dict(self.bodies), len(self.seals), dict(self.cases), dict(self.case_keys),
+                dict(self.case_incidents))  # fmt: skip
 
     def restore(self, mark: tuple[Any, ...]) -> None:
-        games, notices, last_hash, lengths, updates, next_ids, webhooks, bodies, seals = mark
+        games, notices, last_hash, lengths, updates, next_ids, webhooks, bodies, seals, cases, keys, incidents = mark
         self.games, self.last_hash, self.updates, self.next_ids = games, last_hash, updates, next_ids
         self.webhooks, self.bodies = webhooks, bodies
+        self.cases, self.case_keys, self.case_incidents = cases, keys, incidents
         del self.notices[notices:]
         del self.seals[seals:]
         for table, rows in self.rows.items():

@@ -297,7 +297,7 @@ def _new_regions(
     regions mostly still since the previous frame."""
     cells = fresh.astype(np.uint8)
     if standing:
-        cells = cv2.morphologyEx(cells, cv2.MORPH_CLOSE, np.ones((STANDING_GAP, 1), np.uint8))
+        cells = np.asarray(cv2.morphologyEx(cells, cv2.MORPH_CLOSE, np.ones((STANDING_GAP, 1), np.uint8)), np.uint8)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(cells, connectivity=8)
     rows, cols = fresh.shape
     total = 0

@@ -10,6 +10,7 @@ from aiohttp import web
 from proctor.web import (
     appeals,
     camera_controls,
+    cases,
     dashboards,
     events,
     games,
@@ -31,6 +32,7 @@ ROUTES: Final[tuple[Route, ...]] = (
     *games.ROUTES,
     *events.ROUTES,
     *incidents.ROUTES,
+    *cases.ROUTES,
     *camera_controls.ROUTES,
     *player_page.ROUTES,
     *media.ROUTES,
