@@ -229,8 +229,6 @@ wall behind it)."""
 UNMARKED_BODY_MOVING = 0.3
 """...that is mostly still (at most this share of it changed since the previous analysed frame: someone standing
 sways, a moving background changes all over)..."""
-ROOM_CHANGED = 0.5
-"""...and only while at least this share of the room still looks as it did when the scene was taken..."""
 BODY_PLAYER_KEPT = 0.5
 """...and is counted only while at least this share of the player's remembered region still looks as it did."""
 
@@ -277,10 +275,6 @@ def compare_scene(
             seen = _bowed(people, moved, scene.player)
     if kept < BODY_PLAYER_KEPT:
         # The player is not where they sat (leaning out, getting up): what is new is the player's own body.
-        return seen, 0.0
-    if room.any() and float(same[room].mean()) < ROOM_CHANGED:
-        # The room as a whole no longer looks as it did (a background effect switched on, the camera moved): the
-        # scene is stale, and what differs from it is no body.  A new scene is taken at the next calm frame.
         return seen, 0.0
     centres = [((f.y + f.height // 2) // step, (f.x + f.width // 2) // step) for f in faces]
     # A body is new where the room was: marked as a person and unlike the room, or (the segmentation misses a body
