@@ -37,7 +37,8 @@ async def play_page(request: web.Request) -> web.Response:
         _stream_player(context_of(request), request.match_info["token"])
     except errors.ExpiredError as expired:  # a person reads this, not a program: plain text, not JSON
         headers = {"Content-Security-Policy": page_policy(secrets.token_urlsafe(18)), "Cache-Control": "no-store"}
-        return web.Response(text=f"Camera check-in: {expired.message}.\n", status=410, headers=headers)
+        text = f"摄像头签到：此链接已过期，请向裁判索取新链接。\nCamera check-in: {expired.message}.\n"
+        return web.Response(text=text, status=410, headers=headers, charset="utf-8")
     nonce = secrets.token_urlsafe(18)
     text = PLAYER_PAGE.read_text(encoding="utf-8").replace("{{NONCE}}", nonce)
     headers = {"Content-Security-Policy": page_policy(nonce), "Cache-Control": "no-store"}

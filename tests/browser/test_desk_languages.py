@@ -26,9 +26,11 @@ from tests.browser.test_dashboard import (
     Served,
     log_in,
     send,
-    served,  # noqa: F401  (the fixture, shared with the dashboard's tests)
+    served,
     set_up_round,
 )
+
+__all__ = ["served"]  # the fixture, imported from the arbiters' dashboard test
 
 pytestmark = pytest.mark.asyncio
 
@@ -72,7 +74,7 @@ async def leftovers(page: Page, pattern: re.Pattern[str]) -> str:
     return "\n".join(sorted({f"{text}  @ {where}" for text, where in found if pattern.search(text)}))
 
 
-async def a_full_desk(served: Served) -> dict[str, int]:  # noqa: F811
+async def a_full_desk(served: Served) -> dict[str, int]:
     """The example event (Asia/Shanghai), the twelve games of the dashboard's round with their incidents and cases,
     and an arbiter's case."""
     engine = create_database_engine(served.context.settings)
@@ -89,7 +91,7 @@ async def a_full_desk(served: Served) -> dict[str, int]:  # noqa: F811
     return games
 
 
-async def test_the_english_desk_has_no_chinese_and_the_chinese_desk_no_english(served: Served) -> None:  # noqa: F811
+async def test_the_english_desk_has_no_chinese_and_the_chinese_desk_no_english(served: Served) -> None:
     await a_full_desk(served)
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as playwright:
@@ -136,7 +138,7 @@ async def test_the_english_desk_has_no_chinese_and_the_chinese_desk_no_english(s
             await browser.close()
 
 
-async def test_boards_without_a_stream_link_ask_for_their_cameras_once(served: Served) -> None:  # noqa: F811
+async def test_boards_without_a_stream_link_ask_for_their_cameras_once(served: Served) -> None:
     """Twelve boards, no stream link: each player's camera is asked once in 10 s (not 2-3 times), and again only
     after a link is issued to one of them, who is then followed every 4 s."""
     await a_full_desk(served)
