@@ -115,6 +115,7 @@ async def check_the_timeline(page: Page) -> None:
     assert "two violations" in said and await page.get_attribute(f"{rows}[data-type=verdict] td.detail", "lang") == "en"
     actions = await page.locator(f"{rows}[data-type=incident-action][data-action=penalty]").all_text_contents()
     assert "违规" in actions[-1] and "黑胜" in actions[-1], actions
+    assert "本局第 3 次违反第 36.4.2 条：违规" in actions[-1], actions  # the ladder's reason in the page's words
     result = await page.text_content("#result") or ""
     assert "黑胜" in result and "判罚" in result and "15.3, 18.14" in result and "未确认" in result, result
     assert await page.get_attribute("#result", "data-winner") == "black"

@@ -183,7 +183,8 @@ async def test_the_page_names_the_player_and_shows_the_answer_to_a_leave_request
     platform: Platformer, settings: Settings
 ) -> None:
     """From the event's pairing: who, event, section, round, board, colour, opponent, the event's zone; a leave
-    request with its reason, waiting, then refused (the incident dismissed), then granted (leave of the area)."""
+    request with its reason, waiting, then refused (the incident dismissed), again refused (its case dismissed), then
+    granted (leave of the area)."""
     add_arbiter(settings)
     engine = create_database_engine(settings)
     with engine.begin() as connection:
@@ -215,6 +216,16 @@ async def test_the_page_names_the_player_and_shows_the_answer_to_a_leave_request
     too_long = await platform.client.post(f"/api/v1/play/{token['token']}/requests",
                                           json={"kind": "leave", "note": "x" * 201})  # fmt: skip
     assert too_long.status == 400
+    await platform.client.post(f"/api/v1/play/{token['token']}/requests", json={"kind": "leave"})
+    assert (await page.next())[1]["request"]["answer"] == "waiting"
+    cases = await (await platform.client.get("/api/v1/cases?kind=leave-request", headers=ARBITER)).json()
+    (case,) = [c for c in cases["cases"] if c["status"] == "open"]
+    closed = await platform.client.post(f"/api/v1/cases/{case['id']}/actions", headers=ARBITER,
+                                        json={"action": "dismiss", "reason": "wait for the break"})  # fmt: skip
+    assert closed.status == 201
+    kind, body = await page.next()
+    assert kind == "request" and body["request"]["answer"] == "refused"
+    assert body["request"]["note"] == "wait for the break"
     await platform.client.post(f"/api/v1/play/{token['token']}/requests", json={"kind": "leave"})
     assert (await page.next())[1]["request"]["answer"] == "waiting"
     granted = await platform.client.post("/api/v1/players/youth-m-p3/camera/leave", headers=ARBITER,
