@@ -19,7 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Page, ViewportSize, async_playwright
 
 from proctor.database import create_database_engine
 from proctor.events import load_event_file
@@ -31,7 +31,7 @@ __all__ = ["served"]  # the fixture, imported from the arbiters' dashboard test
 
 pytestmark = pytest.mark.asyncio
 
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 LAYOUT = """() => ({
     overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
     emptyPills: [...document.querySelectorAll('.state, #status, #said')]
