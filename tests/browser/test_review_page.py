@@ -33,6 +33,7 @@ from tests.browser.test_dashboard import (
     served,
     start_game,
 )
+from tests.browser.test_desk_languages import CJK, leftovers
 from tests.proctor.conftest import iso
 from tests.proctor.test_review import EVENT
 
@@ -172,6 +173,8 @@ async def check_the_searches(page: Page) -> None:
     assert await page.get_attribute("html", "lang") == "en"
     assert (await page.text_content("#audit") or "").startswith("Audit: ok (")
     assert await page.text_content("#time-zone") == "Times: UTC (UTC+00:00)"
+    chinese = await leftovers(page, CJK)  # nothing left in Chinese but user data and the language switch
+    assert not chinese, chinese
     assert await page.text_content("#incident-results tbody tr[data-incident='2'] td:nth-child(3)") == "another person"
     await page.click("#lang")
 
