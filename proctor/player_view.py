@@ -1,12 +1,12 @@
 """What the player's page shows about its player: who they are and where they play (event, section, round, board,
-colour, opponent: from their game in play, else their event's pairing for the round still to be played), the zone
-the page shows times in, and the arbiter's answer to their latest leave request (36.4.1)."""
+colour, opponent: from their game in play, else their event's pairing for the first round with neither a result nor
+a finished game), the zone the page shows times in, and the arbiter's answer to their latest leave request (36.4.1)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, or_, select
+from sqlalchemy import Connection, exists, or_, select
 from sqlmodel import col
 
 from proctor.models import (
@@ -102,6 +102,7 @@ def player_place(connection: Connection, player_ref: str) -> dict[str, Any]:
             select(col(Pairing.id))
             .where(col(Pairing.section_id) == player.section_id, col(Pairing.result) == "")
             .where(or_(col(Pairing.black_start_no) == player.start_no, col(Pairing.white_start_no) == player.start_no))
+            .where(~exists().where(col(Game.pairing_id) == col(Pairing.id), col(Game.status) == "over"))
             .order_by(col(Pairing.round_no))
             .limit(1)
         ).scalar()  # fmt: skip
