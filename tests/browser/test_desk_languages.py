@@ -123,6 +123,8 @@ async def test_the_english_desk_has_no_chinese_and_the_chinese_desk_no_english(s
             assert await page.text_content("#time-zone") == "Times: Asia/Shanghai (UTC+08:00)"
             queue = await page.text_content("#incidents") or ""
             assert "the platform shows 0:01, the service" in queue and " ms " not in queue, queue  # no raw ms
+            cases = await page.text_content("#cases") or ""
+            assert "the platform shows 0:01, the service" in cases and " ms " not in cases, cases
             await page.screenshot(path=str(ARTIFACTS / "desk-en.png"))
             await page.reload()
             await page.wait_for_selector("#who[data-name='Li']", timeout=5_000)
