@@ -54,6 +54,7 @@ from proctor.errors import BadRequestError, ConflictError, ExpiredError, NotFoun
 from proctor.events import CHECKS, PolicySpec
 from proctor.media_retention import expired_media, retire_media
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
+from proctor.player_view import leave_answer, leave_requesters, player_place
 from proctor.service import Service
 from proctor.settings import Settings
 from proctor.staging import Batch
@@ -835,6 +836,7 @@ class Camera:
         if self.ingest is not None:
             self.ingest.grant_leave(player_ref, until / 1000)
         self.tell(player_ref, "leave", {"until": until, "minutes": minutes})
+        self.tell_leave_answer(player_ref)
         return {"id": row_id, "player": player_ref, "incident": incident, "until": until}
 
     async def approve(
@@ -903,19 +905,39 @@ class Camera:
     # --- The player's page ------------------------------------------------------------------------------------------
 
     def page_state(self, player_ref: str) -> dict[str, Any]:
-        """What the page shows when it (re)connects: leave granted, approval, recent messages, the running prompt."""
+        """What the page shows when it (re)connects: who and where the player plays (proctor.player_view), their latest
+        leave request and its answer, leave granted, approval, recent messages, the running prompt."""
         with self.writer.engine.connect() as connection:
             history = CameraHistory.read(connection, player_ref)
+            place, request = player_place(connection, player_ref), leave_answer(connection, player_ref)
         now = now_ms()
         running = self.prompting.get(player_ref)
         approval = history.approval()
         return {
+            "player": place,
+            "request": request,
             "leave_until": history.leave_until(now),
             "approval": None if approval is None else {k: approval[k] for k in ("approved", "note", "at")},
             "messages": [{k: m[k] for k in ("id", "text", "at")} for m in history.messages()],
             "prompt": None if running is None or running["until"] <= now else
             {**running, "remaining_ms": running["until"] - now},
         }  # fmt: skip
+
+    def tell_leave_answers(self, incidents: Sequence[int] = (), cases: Sequence[int] = ()) -> None:
+        """The arbiter acted on these incidents or cases: each open page whose leave request (36.4.1) is among them
+        gets its answer (``request``: granted, refused with the reason, or still waiting)."""
+        if not self.pages:
+            return
+        with self.writer.engine.connect() as connection:
+            for player_ref in leave_requesters(connection, list(incidents), list(cases)) & set(self.pages):
+                self.tell(player_ref, "request", {"request": leave_answer(connection, player_ref)})
+
+    def tell_leave_answer(self, player_ref: str) -> None:
+        """The player's latest leave request and its answer, to their open pages."""
+        if player_ref not in self.pages:
+            return
+        with self.writer.engine.connect() as connection:
+            self.tell(player_ref, "request", {"request": leave_answer(connection, player_ref)})
 
     def tell(self, player_ref: str, kind: str, payload: dict[str, Any]) -> None:
         """An event for this player's open pages only; a page that does not read loses its oldest events."""

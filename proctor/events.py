@@ -2,7 +2,8 @@
 
 The file (docs/events.md has a complete example for a national championship):
 
-- ``[event]``: ``slug``, ``name``, optional ``starts``, ``ends``;
+- ``[event]``: ``slug``, ``name``, optional ``starts``, ``ends`` and ``time_zone`` (an IANA zone, UTC by default: every
+  page and report shows times in it; proctor.time_zones);
 - ``[[arbiters]]``: ``name`` and ``role`` (arbiter, deputy-chief, chief, committee; 16); their login tokens are issued
   by ``proctor arbiter add``;
 - ``[[sections]]``: ``slug``, ``name``, ``rule``, ``opening``, optional ``max_candidates``, ``time_control``,
@@ -38,6 +39,7 @@ from proctor.ear_checks import MAX_PER_HOUR, SPACING_MS
 from proctor.errors import BadRequestError, ConflictError, NotFoundError
 from proctor.loaded_results import record_loaded_results
 from proctor.models import Arbiter, Game, Pairing, Player, Section, Tournament
+from proctor.time_zones import DEFAULT_ZONE, find_zone
 
 ROLES: Final = ("arbiter", "deputy-chief", "chief", "committee")
 SYSTEMS: Final = ("swiss", "round-robin", "knockout")
@@ -130,6 +132,8 @@ class EventSpec:
     arbiters: list[tuple[str, str]]
     sections: list[SectionSpec]
     raw: dict[str, Any]
+    time_zone: str = DEFAULT_ZONE
+    """The IANA zone in which pages and reports show the event's times."""
 
 
 # --- Reading ---------------------------------------------------------------------------------------------------------
@@ -316,7 +320,12 @@ def parse_event(text: str, base: Path) -> EventSpec:
     except tomllib.TOMLDecodeError as error:
         raise EventFileError(f"not valid TOML: {error}") from None
     top = _Reader(raw, "file", ("event", "arbiters", "sections"))
-    head = _Reader(raw.get("event"), "event", ("slug", "name", "starts", "ends"))
+    head = _Reader(raw.get("event"), "event", ("slug", "name", "starts", "ends", "time_zone"))
+    time_zone = head.text("time_zone", DEFAULT_ZONE)
+    try:
+        find_zone(time_zone)
+    except ValueError:
+        raise head.fail("time_zone", "an IANA time zone such as Asia/Shanghai or UTC") from None
     arbiters = []
     for index, item in enumerate(top.tables("arbiters")):
         reader = _Reader(item, f"arbiters[{index}]", ("name", "role"))
@@ -367,6 +376,7 @@ def parse_event(text: str, base: Path) -> EventSpec:
     return EventSpec(
         head.text("slug", pattern=r"[a-z0-9][a-z0-9-]*"), head.text("name", pattern=r".*\S.*"),
         head.text("starts", "", pattern=date), head.text("ends", "", pattern=date), arbiters, sections, raw,
+        time_zone,
     )  # fmt: skip
 
 

@@ -152,7 +152,7 @@ class Incidents:
             penalty = updated.state.penalties.penalties[before]
             verdict = {
                 "penalty": penalty.kind.value, "offence": penalty.offence, "articles": penalty.articles,
-                "reason": penalty.reason, "player": target,
+                "reason": penalty.reason, "occurrence": penalty.occurrence, "player": target,
                 "game_result": result_json(updated.state),
             }  # fmt: skip
         self.staging.stage(batch, "incident_action", {

@@ -19,7 +19,6 @@ import csv
 import html
 import io
 import re
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -61,6 +60,7 @@ from proctor.models import (
 )
 from proctor.models import Player as PlayerRow
 from proctor.models import Tournament as TournamentRow
+from proctor.time_zones import DEFAULT_ZONE, event_zone, local_time, zone_label
 
 CAMERA_GAP_KINDS: Final = ("camera-lost", "camera-frozen", "camera-covered")
 """The camera findings that make a gap in a player's camera series (36.4)."""
@@ -83,9 +83,9 @@ def _table(model: Any) -> Table:
     return table
 
 
-def utc(ms: int) -> str:
-    """``2026-01-01 00:00:05 UTC``."""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) + " UTC"
+def stamp(ms: int, zone: str = DEFAULT_ZONE) -> str:
+    """``2026-01-01 08:00:05`` in the event's zone (24-hour; the report names the zone once, proctor.time_zones)."""
+    return local_time(ms, zone)
 
 
 # --- Games as stored ------------------------------------------------------------------------------------------------
@@ -490,10 +490,11 @@ class IncidentFilter:
         texts = {name: query.get(name) or None for name in ("kind", "player", "source", "article", "q", "event")}
         return cls(game=number("game"), status=status, since=number("since"), until=number("until"), **texts)
 
-    def describe(self) -> str:
+    def describe(self, zone: str = DEFAULT_ZONE) -> str:
         parts = [f"{name} = {value}" for name in ("event", "game", "kind", "player", "status", "source", "article",
                                                    "q") if (value := getattr(self, name)) is not None]  # fmt: skip
-        parts += [f"{name} {utc(value)}" for name in ("since", "until") if (value := getattr(self, name)) is not None]
+        parts += [f"{name} {stamp(value, zone)}" for name in ("since", "until")
+                  if (value := getattr(self, name)) is not None]  # fmt: skip
         return "; ".join(parts) or "none"
 
 
@@ -647,6 +648,8 @@ class IncidentReport:
     generated: str
     filters: str
     blocks: tuple[ReportBlock, ...] = field(default_factory=tuple)
+    time_zone: str = "UTC (UTC+00:00)"
+    """The zone every time of the report is in, named: ``Asia/Shanghai (UTC+08:00)``."""
 
 
 def evidence_files(incident: dict[str, Any]) -> list[tuple[str, str]]:
@@ -678,7 +681,9 @@ def _verdict_text(verdict: dict[str, Any]) -> str:
     return text
 
 
-def incident_block(incident: dict[str, Any], names: Mapping[str, str], games: Mapping[int, str]) -> ReportBlock:
+def incident_block(
+    incident: dict[str, Any], names: Mapping[str, str], games: Mapping[int, str], zone: str = DEFAULT_ZONE
+) -> ReportBlock:
     player = incident.get("player")
     who = "" if player is None else (f"{names[player]} ({player})" if names.get(player) else player)
     game = "" if incident["game"] is None else games.get(incident["game"], f"game {incident['game']}")
@@ -689,7 +694,7 @@ def incident_block(incident: dict[str, Any], names: Mapping[str, str], games: Ma
         if action["action"] == "penalty" and action["verdict"]:
             verdicts.append(_verdict_text(action["verdict"]))
             why = (why + "; " if why else "") + verdicts[-1]
-        actions.append((utc(action["at"]), f"{action['arbiter']} ({action['role']})", action["action"], why))
+        actions.append((stamp(action["at"], zone), f"{action['arbiter']} ({action['role']})", action["action"], why))
     if verdicts:
         verdict = verdicts[-1]
     else:
@@ -699,7 +704,7 @@ def incident_block(incident: dict[str, Any], names: Mapping[str, str], games: Ma
     return ReportBlock(
         heading=f"Incident {incident['id']}: {incident['kind']}",
         fields=(("Kind", incident["kind"]), ("Article", incident["article"] or "none given"), ("Player", who),
-                ("Game", game), ("Raised", utc(incident["at"])), ("Source", incident["source"]),
+                ("Game", game), ("Raised", stamp(incident["at"], zone)), ("Source", incident["source"]),
                 ("Confidence", confidence), ("Status", incident["status"]), ("Summary", incident["summary"])),
         evidence=tuple(evidence_files(incident)),
         actions=tuple(actions),
@@ -709,10 +714,10 @@ def incident_block(incident: dict[str, Any], names: Mapping[str, str], games: Ma
 
 def incident_report(
     title: str, where: IncidentFilter, incidents: Sequence[dict[str, Any]], names: Mapping[str, str],
-    games: Mapping[int, str], now: int,
+    games: Mapping[int, str], now: int, zone: str = DEFAULT_ZONE,
 ) -> IncidentReport:  # fmt: skip
-    return IncidentReport(title, utc(now), where.describe(),
-                          tuple(incident_block(i, names, games) for i in incidents))  # fmt: skip
+    blocks = tuple(incident_block(i, names, games, zone) for i in incidents)
+    return IncidentReport(title, stamp(now, zone), where.describe(zone), blocks, zone_label(zone, now))
 
 
 def read_report_context(
@@ -758,7 +763,7 @@ def report_html(report: IncidentReport) -> str:
         "@media print{body{margin:0;}}</style>",
         "</head>", "<body>", f"<h1>{e(report.title)}</h1>",
         f"<p>Incident report generated {e(report.generated)}. Filters: {e(report.filters)}. "
-        f"{len(report.blocks)} incident(s).</p>",
+        f"{len(report.blocks)} incident(s).</p>", f'<p class="zone">Times: {e(report.time_zone)}, 24-hour.</p>',
     ]  # fmt: skip
     for block in report.blocks:
         parts.append(f"<section><h2>{e(block.heading)}</h2><table>")
@@ -812,6 +817,7 @@ def report_pdf(report: IncidentReport, font: str) -> bytes:
 
     line(report.title, 16, 8)
     line(f"Incident report generated {report.generated}. Filters: {report.filters}. {len(report.blocks)} incident(s).")
+    line(f"Times: {report.time_zone}, 24-hour.")
     for block in report.blocks:
         pdf.ln(3)
         line(block.heading, 12, 6)
@@ -1084,4 +1090,4 @@ def read_history(
 def read_report(connection: Connection, where: IncidentFilter, now: int) -> IncidentReport:
     incidents = read_incidents(connection, where, limit=None)
     title, names, games = read_report_context(connection, where, incidents)
-    return incident_report(title, where, incidents, names, games, now)
+    return incident_report(title, where, incidents, names, games, now, event_zone(connection, where.event))

@@ -35,6 +35,8 @@ async def post_stream_token(request: web.Request) -> web.Response:
 
     token, expires = await context.writer.submit(issue)
     context.revocations.signal()  # the player's earlier token is revoked: its open page stream ends at once
+    # The desks ask a player's camera once, and again only after this (a player without a link is not polled).
+    context.bus.publish("camera", {"player": player, "change": "stream-token"})
     return web.json_response({"player": player, "token": token, "url": f"/play/{token}", "expires": expires},
                              status=201)  # fmt: skip
 

@@ -56,6 +56,7 @@ async def _act(request: web.Request, case_ids: list[int], body: dict[str, Any]) 
             connection, batch, case_ids, who, action, reason, params, now_ms()
         )
     )
+    context.camera.tell_leave_answers(cases=case_ids)  # a dismissed leave request's case: refused, with the reason
     return answers
 
 

@@ -91,6 +91,7 @@ async def post_incident_action(request: web.Request) -> web.Response:
             player if isinstance(player, str) else None, now_ms(),
         )
     )  # fmt: skip
+    context.camera.tell_leave_answers(incidents=[incident_id])  # a dismissed leave request: refused, with the note
     return web.json_response(result, status=201)
 
 

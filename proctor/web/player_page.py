@@ -20,6 +20,8 @@ from proctor.web.event_streams import relay
 from proctor.web.inputs import context_of, json_body, text_field
 from proctor.web.openapi import Route
 
+MAX_REASON: Final = 200
+"""The longest reason a player may give with a request."""
 PLAYER_PAGE = Path(__file__).parent.parent.parent / "dashboard" / "player.html"
 
 
@@ -35,7 +37,8 @@ async def play_page(request: web.Request) -> web.Response:
         _stream_player(context_of(request), request.match_info["token"])
     except errors.ExpiredError as expired:  # a person reads this, not a program: plain text, not JSON
         headers = {"Content-Security-Policy": page_policy(secrets.token_urlsafe(18)), "Cache-Control": "no-store"}
-        return web.Response(text=f"Camera check-in: {expired.message}.\n", status=410, headers=headers)
+        text = f"摄像头签到：此链接已过期，请向裁判索取新链接。\nCamera check-in: {expired.message}.\n"
+        return web.Response(text=text, status=410, headers=headers, charset="utf-8")
     nonce = secrets.token_urlsafe(18)
     text = PLAYER_PAGE.read_text(encoding="utf-8").replace("{{NONCE}}", nonce)
     headers = {"Content-Security-Policy": page_policy(nonce), "Cache-Control": "no-store"}
@@ -86,14 +89,22 @@ async def play_request(request: web.Request) -> web.Response:
     kind = body.get("kind")
     if kind not in ("leave", "call"):
         raise errors.BadRequestError("'kind' must be 'leave' or 'call'")
+    note = body.get("note", "")
+    if not isinstance(note, str) or len(note.strip()) > MAX_REASON:
+        raise errors.BadRequestError(f"'note' must be text of at most {MAX_REASON} characters")
+    note = " ".join(note.split())
     game = context.camera.current_game(player)
     summary = "asks to leave the competition area" if kind == "leave" else "calls the arbiter"
+    if note:
+        summary += f": {note}"
     incident = await context.writer.submit(
         lambda connection, batch: context.service.raise_incident(
             connection, batch, game, "leave-request" if kind == "leave" else "arbiter-call", f"{player} {summary}",
             source="player", article="36.4.1" if kind == "leave" else None, player_ref=player, at=now_ms(),
         )
     )  # fmt: skip
+    if kind == "leave":
+        context.camera.tell_leave_answer(player)  # the page shows the request as waiting for the arbiter
     return web.json_response({"incident": incident}, status=201)
 
 
@@ -129,9 +140,10 @@ ROUTES: Final = (
     ),
     Route(
         "POST", "/api/v1/play/{token}/requests", play_request,
-        "A player's request to leave the area (36.4.1) or call to the arbiter",
-        {"201": "the incident raised", "400": "unknown kind", "404": "unknown token", "410": "expired token",
-         "429": "too many requests from this token (Retry-After)"},
+        "A player's request {kind: leave or call, note: the reason, at most 200 characters} to leave the area "
+        "(36.4.1) or call to the arbiter",
+        {"201": "the incident raised", "400": "unknown kind, or a note too long", "404": "unknown token",
+         "410": "expired token", "429": "too many requests from this token (Retry-After)"},
         (("token", "path", "the player's stream token"),),
     ),
     Route(

@@ -13,7 +13,9 @@ from sqlalchemy import Connection
 from engine.penalties import Role
 from proctor import accounts, errors
 from proctor.accounts import Identity, find_arbiter
+from proctor.context import Context
 from proctor.staging import Batch
+from proctor.time_zones import event_zone
 from proctor.wall_clock import now_ms
 from proctor.web.inputs import context_of, json_body, text_field
 from proctor.web.openapi import Route
@@ -111,15 +113,21 @@ async def post_session(request: web.Request) -> web.Response:
         raise errors.UnauthorizedError("wrong name or password", **detail)
     found = arbiter_id
     token, view = await context.writer.submit(lambda connection, _batch: opened_session(connection, found))
-    response = web.json_response(_session_body(view), status=201)
+    response = web.json_response(_session_body(view, _time_zone(context)), status=201)
     response.set_cookie(SESSION_COOKIE, token, max_age=context.settings.session_ttl_s, httponly=True,
                         samesite="Strict", secure=request.secure, path="/")  # fmt: skip
     return response
 
 
-def _session_body(view: accounts.SessionView) -> dict[str, Any]:
+def _time_zone(context: Context) -> str:
+    with context.engine.connect() as connection:
+        return event_zone(connection)
+
+
+def _session_body(view: accounts.SessionView, time_zone: str) -> dict[str, Any]:
+    """Who, and the zone the pages show times in (the latest loaded event's; UTC without one: proctor.time_zones)."""
     return {"name": view.identity.name, "role": view.identity.role.value, "csrf": view.csrf,
-            "expires": view.expires_ms, "sections": list(view.sections)}  # fmt: skip
+            "expires": view.expires_ms, "sections": list(view.sections), "time_zone": time_zone}  # fmt: skip
 
 
 async def get_session(request: web.Request) -> web.Response:
@@ -127,9 +135,10 @@ async def get_session(request: web.Request) -> web.Response:
     cookie = request.cookies.get(SESSION_COOKIE, "")
     with context_of(request).engine.connect() as connection:
         view = accounts.find_session(connection, cookie, now_ms()) if cookie else None
+        zone = event_zone(connection)
     if view is None:
         raise errors.UnauthorizedError("not logged in")
-    return web.json_response(_session_body(view))
+    return web.json_response(_session_body(view, zone))
 
 
 async def delete_session(request: web.Request) -> web.Response:
@@ -155,13 +164,13 @@ ROUTES: Final = (
     Route(
         "POST", "/api/v1/session", post_session,
         "Log in to the dashboard {name, password}: a session cookie (HttpOnly, SameSite=Strict) and the CSRF token",
-        {"201": "who, role, csrf, expires, sections", "400": "malformed",
+        {"201": "who, role, csrf, expires, sections, time_zone", "400": "malformed",
          "401": "wrong name or password (tries_left; next_try_after_s when none are left)",
          "429": "too many failed logins for this name from this address, or too many logins at once (Retry-After)",
          "503": "the database is busy (Retry-After)"},
     ),
     Route("GET", "/api/v1/session", get_session, "Who is logged in, and the session's CSRF token",
-          {"200": "who, role, csrf, expires, sections", "401": "not logged in"}),
+          {"200": "who, role, csrf, expires, sections, time_zone", "401": "not logged in"}),
     Route("DELETE", "/api/v1/session", delete_session, "Log out (X-CSRF-Token)",
           {"204": "logged out", "401": "not logged in", "403": "missing or wrong CSRF token"}),
 )  # fmt: skip

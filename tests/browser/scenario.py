@@ -134,11 +134,11 @@ async def play(http: ClientSession, base: str, link: str, clip: Path, case: str)
         camera_started = time.time()
         await page.click("#start")
         # A function, not an expression: the page's Content-Security-Policy allows no eval of strings.
-        connected = "() => document.getElementById('status').textContent.startsWith('Connected')"
+        connected = "() => document.getElementById('status').dataset.state === 'connected'"
         try:
             await page.wait_for_function(connected, timeout=15_000)
         finally:
-            result["status"] = await page.text_content("#status")
+            result["status"] = await page.get_attribute("#status", "data-state")
         result["connected_after_s"] = time.time() - camera_started
         while time.time() - camera_started < CHANGE_AT[case] + WAIT_S.get(case, 20.0):
             await asyncio.sleep(0.25)

@@ -247,6 +247,7 @@ async def wang_watches_and_warns(page: Page, served: Served, g1: int, figures: d
     # The first 36.4.2 is a warning (the ladder), which an arbiter may give (16.1).
     answer = await penalty_through_page(page, first, "36.4.2", "two faces on the camera, confirmed")
     assert (answer["status"], answer["penalty"]) == ("201", "warning") and "警告" in answer["text"]
+    assert "本局第 1 次违反第 36.4.2 条：警告" in answer["text"]  # the ladder's reason in the page's words
     await page.wait_for_selector(f"[data-incident='{first}']", state="detached", timeout=3_000)
     return first
 

@@ -33,6 +33,7 @@ from tests.browser.test_dashboard import (
     served,
     start_game,
 )
+from tests.browser.test_desk_languages import CJK, leftovers
 from tests.proctor.conftest import iso
 from tests.proctor.test_review import EVENT
 
@@ -88,6 +89,7 @@ async def open_the_game(page: Page, served: Served, game: int) -> None:
     assert await page.text_content("#login-submit") == "登录"
     await log_in(page, "Zhao")
     assert "审查组" in (await page.text_content("#who") or "")
+    assert await page.text_content("#time-zone") == "时区：UTC (UTC+00:00)"  # no event loaded: UTC, named
     await page.wait_for_selector(f"#games button[data-game='{game}']", timeout=5_000)
     assert await page.locator("#games button[data-game]").count() == 2
     await page.click(f"#games button[data-game='{game}']")
@@ -108,9 +110,13 @@ async def check_the_timeline(page: Page) -> None:
     assert len(penalties) == 3 and all("36.4.2" in text and "Li (裁判长)" in text for text in penalties), penalties
     assert "36.4.2, 15.2" in penalties[-1]
     verdict = await page.text_content(f"{rows}[data-type=verdict]") or ""
-    assert "15.3, 18.14" in verdict and "two violations" in verdict, verdict
+    assert "15.3, 18.14" in verdict and "裁决" in verdict and "two violations" not in verdict, verdict
+    # The engine's English words stay as the line's tooltip, marked as English.
+    said = await page.get_attribute(f"{rows}[data-type=verdict] td.detail", "title") or ""
+    assert "two violations" in said and await page.get_attribute(f"{rows}[data-type=verdict] td.detail", "lang") == "en"
     actions = await page.locator(f"{rows}[data-type=incident-action][data-action=penalty]").all_text_contents()
     assert "违规" in actions[-1] and "黑胜" in actions[-1], actions
+    assert "本局第 3 次违反第 36.4.2 条：违规" in actions[-1], actions  # the ladder's reason in the page's words
     result = await page.text_content("#result") or ""
     assert "黑胜" in result and "判罚" in result and "15.3, 18.14" in result and "未确认" in result, result
     assert await page.get_attribute("#result", "data-winner") == "black"
@@ -166,6 +172,9 @@ async def check_the_searches(page: Page) -> None:
     await page.click("#lang")
     assert await page.get_attribute("html", "lang") == "en"
     assert (await page.text_content("#audit") or "").startswith("Audit: ok (")
+    assert await page.text_content("#time-zone") == "Times: UTC (UTC+00:00)"
+    chinese = await leftovers(page, CJK)  # nothing left in Chinese but user data and the language switch
+    assert not chinese, chinese
     assert await page.text_content("#incident-results tbody tr[data-incident='2'] td:nth-child(3)") == "another person"
     await page.click("#lang")
 
@@ -293,6 +302,7 @@ async def test_the_standings_tab_and_a_chief_entering_results(served: Served, tm
             page.on("pageerror", lambda error: errors.append(str(error)))
             await page.goto(served.base + "/review")
             await log_in(page, "Li")
+            assert await page.text_content("#time-zone") == "时区：Asia/Shanghai (UTC+08:00)"  # the event's zone
             await page.click("#tabs button[data-view=standings]")
             await page.wait_for_selector("#standings-table tbody tr[data-start-no]", timeout=5_000)
             assert await page.input_value("#st-section") == "review-cup/open"

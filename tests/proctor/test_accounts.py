@@ -44,6 +44,7 @@ async def test_a_login_sets_an_httponly_strict_cookie_and_returns_the_csrf_token
     assert "proctor_session=" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
     again = await (await platform.client.get("/api/v1/session")).json()
     assert again["csrf"] == body["csrf"] and again["name"] == "Li"
+    assert body["time_zone"] == again["time_zone"] == "UTC"  # no event loaded: the pages show UTC
     engine = create_database_engine(settings)
     with engine.connect() as connection:
         stored = connection.execute(select(col(ArbiterSession.token_hash))).scalars().all()

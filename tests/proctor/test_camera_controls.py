@@ -28,10 +28,12 @@ from proctor.app import create_app
 from proctor.audit import verify_audit
 from proctor.context import CONTEXT
 from proctor.database import create_database_engine
+from proctor.events import load_event_file
 from proctor.models import Arbiter, AuditEntry, CameraAction, Incident, IncidentAction
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context, seat
 from tests.proctor.test_camera import ScriptedCamera, connect
+from tests.proctor.test_events import EXAMPLE as EVENT_EXAMPLE
 from tests.video.frames import scene
 from video.checks import Thresholds
 
@@ -149,7 +151,8 @@ async def test_a_message_reaches_its_players_page_and_no_other(platform: Platfor
     token = await issue(platform, "m-1")
     page, state = await open_page(platform, token)
     other, _ = await open_page(platform, await issue(platform, "m-2"))
-    assert state == {"leave_until": None, "approval": None, "messages": [], "prompt": None}
+    assert {k: v for k, v in state.items() if k != "player"} == {
+        "request": None, "leave_until": None, "approval": None, "messages": [], "prompt": None}  # fmt: skip
     response = await platform.client.post("/api/v1/players/m-1/camera/messages", headers=ARBITER,
                                           json={"text": "Please keep your hands in view"})  # fmt: skip
     assert response.status == 201
@@ -174,6 +177,65 @@ async def test_a_message_reaches_its_players_page_and_no_other(platform: Platfor
     assert status["connected"] is False and status["checks"]
     _, again = await open_page(platform, token)
     assert [m["text"] for m in again["messages"]][-1] == "I am coming to you"  # a reconnected page catches up
+
+
+async def test_the_page_names_the_player_and_shows_the_answer_to_a_leave_request(
+    platform: Platformer, settings: Settings
+) -> None:
+    """From the event's pairing: who, event, section, round, board, colour, opponent, the event's zone; a leave
+    request with its reason, waiting, then refused (the incident dismissed), again refused (its case dismissed), then
+    granted (leave of the area)."""
+    add_arbiter(settings)
+    engine = create_database_engine(settings)
+    with engine.begin() as connection:
+        load_event_file(connection, EVENT_EXAMPLE, now=0)
+    engine.dispose()
+    page, state = await open_page(platform, await issue(platform, "youth-m-p3"))
+    assert state["player"] == {
+        "name": "Male Youth Player 3", "event": "2021 National Youth Gomoku Championships", "section": "Male Youth",
+        "round": 1, "board": 1, "colour": "white", "opponent": {"name": "Male Youth Player 1"},
+        "time_zone": "Asia/Shanghai",
+    }  # fmt: skip
+    assert state["request"] is None
+    token = await (await platform.client.post("/api/v1/players/youth-m-p3/stream-token", headers=ARBITER)).json()
+    page, _ = await open_page(platform, token["token"])
+    asked = await platform.client.post(f"/api/v1/play/{token['token']}/requests",
+                                       json={"kind": "leave", "note": "  toilet,\n please "})  # fmt: skip
+    assert asked.status == 201
+    incident = (await asked.json())["incident"]
+    kind, body = await page.next()
+    assert kind == "request" and body["request"] | {"at": 0} == {
+        "incident": incident, "at": 0, "answer": "waiting", "until": None, "note": ""}  # fmt: skip
+    (raised,) = [i for i in await incidents(platform) if i["id"] == incident]
+    assert raised["summary"] == "youth-m-p3 asks to leave the competition area: toilet, please"
+    dismissed = await platform.client.post(f"/api/v1/incidents/{incident}/actions", headers=ARBITER,
+                                           json={"action": "dismiss", "note": "after this game"})  # fmt: skip
+    assert dismissed.status == 201
+    kind, body = await page.next()
+    assert kind == "request" and (body["request"]["answer"], body["request"]["note"]) == ("refused", "after this game")
+    too_long = await platform.client.post(f"/api/v1/play/{token['token']}/requests",
+                                          json={"kind": "leave", "note": "x" * 201})  # fmt: skip
+    assert too_long.status == 400
+    await platform.client.post(f"/api/v1/play/{token['token']}/requests", json={"kind": "leave"})
+    assert (await page.next())[1]["request"]["answer"] == "waiting"
+    cases = await (await platform.client.get("/api/v1/cases?kind=leave-request", headers=ARBITER)).json()
+    (case,) = [c for c in cases["cases"] if c["status"] == "open"]
+    closed = await platform.client.post(f"/api/v1/cases/{case['id']}/actions", headers=ARBITER,
+                                        json={"action": "dismiss", "reason": "wait for the break"})  # fmt: skip
+    assert closed.status == 201
+    kind, body = await page.next()
+    assert kind == "request" and body["request"]["answer"] == "refused"
+    assert body["request"]["note"] == "wait for the break"
+    await platform.client.post(f"/api/v1/play/{token['token']}/requests", json={"kind": "leave"})
+    assert (await page.next())[1]["request"]["answer"] == "waiting"
+    granted = await platform.client.post("/api/v1/players/youth-m-p3/camera/leave", headers=ARBITER,
+                                         json={"minutes": 3, "reason": "toilet"})  # fmt: skip
+    until = (await granted.json())["until"]
+    assert (await page.next())[0] == "leave"
+    kind, body = await page.next()
+    assert kind == "request" and (body["request"]["answer"], body["request"]["until"]) == ("granted", until)
+    _, again = await open_page(platform, token["token"])
+    assert again["request"]["answer"] == "granted"  # a reconnected page catches up
 
 
 async def test_prompts_record_their_window_and_the_ear_check_keeps_two_stills(

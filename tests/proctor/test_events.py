@@ -14,6 +14,7 @@ from proctor.database import create_database_engine, migrate
 from proctor.events import EventFileError, export_event, load_event_file, parse_event
 from proctor.models import Game, Pairing, Player, Section
 from proctor.settings import Settings
+from proctor.time_zones import event_zone, local_time, zone_label
 from tests.conftest import DATA
 from tests.proctor.conftest import T0, Platformer
 from tests.proctor.test_arbiters import add_arbiter, bearer
@@ -70,12 +71,31 @@ def test_the_national_championship_example_loads_and_exports_back(database_url: 
         (("white = 3", "white = 9"), r"pairings\[0\].white: no player with start number 9"),
         (("start_no = 2", "start_no = 1"), r"players\[1\].start_no: 1 is given twice"),
         (('slug = "youth-m"', 'slug = "youth-m"\ncolour = "red"'), r"sections\[0\]: unknown key\(s\) colour"),
+        (('time_zone = "Asia/Shanghai"', 'time_zone = "Asia/Peking"'), r"event.time_zone: expected an IANA time zone"),
+        (('time_zone = "Asia/Shanghai"', 'time_zone = "../../etc/passwd"'), r"event.time_zone: expected an IANA"),
+        (('time_zone = "Asia/Shanghai"', "time_zone = 8"), r"event.time_zone: expected text"),
     ],
 )
 def test_bad_event_files_say_where_and_store_nothing(change: tuple[str, str], message: str, tmp_path: Path) -> None:
     text = EXAMPLE.read_text(encoding="utf-8").replace(change[0], change[1], 1)
     with pytest.raises(EventFileError, match=message):
         parse_event(text, tmp_path)
+
+
+def test_the_time_zone_is_the_events_and_utc_by_default(database_url: str, tmp_path: Path) -> None:
+    assert parse_event(EXAMPLE.read_text(encoding="utf-8"), tmp_path).time_zone == "Asia/Shanghai"
+    bare = '[event]\nslug = "club"\nname = "Club"\n'
+    assert parse_event(bare, tmp_path).time_zone == "UTC"
+    engine = engine_for(database_url)
+    with engine.begin() as connection:
+        assert event_zone(connection) == "UTC"  # no event yet
+        load_event_file(connection, EXAMPLE, now=0)
+        assert event_zone(connection) == event_zone(connection, "national-youth-2021") == "Asia/Shanghai"
+        assert 'time_zone = "Asia/Shanghai"' in export_event(connection, "national-youth-2021")
+    engine.dispose()
+    assert zone_label("Asia/Shanghai", 0) == "Asia/Shanghai (UTC+08:00)"
+    assert zone_label("America/New_York", 1_750_000_000_000) == "America/New_York (UTC-04:00)"  # summer time
+    assert local_time(0, "Asia/Shanghai") == "1970-01-01 08:00:00" and local_time(0, "UTC") == "1970-01-01 00:00:00"
 
 
 def test_a_section_from_a_trf_file(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from proctor.events import load_event_file
 from proctor.models import AuditEntry
 from proctor.review import evidence_files
 from proctor.settings import Settings
+from proctor.time_zones import local_time
 from tests.proctor.conftest import Platformer, app_context, iso
 from tests.proctor.test_arbiters import act, add_arbiter, bearer
 from video.checks import Check, Finding
@@ -38,6 +39,7 @@ EVENT = """
 [event]
 slug = "review-cup"
 name = "评审杯 Review Cup"
+time_zone = "Asia/Shanghai"
 
 [[sections]]
 slug = "open"
@@ -311,6 +313,10 @@ async def test_the_incident_report_escapes_text_and_lists_the_evidence(
     assert hashlib.sha256(SNAPSHOT).hexdigest() in page
     assert "open/ear-check.webm" in page and CLIP_SHA in page
     assert "warning for rv-b (36.2, 15.1)" in page and "ended after 7 s" in page
+    # Every time in the event's zone, named once (24-hour), not UTC.
+    assert "Times: Asia/Shanghai (UTC+08:00), 24-hour." in page and " UTC<" not in page
+    listed = await (await get(platform, f"/api/v1/incidents?game={played['game']}", reviewer)).json()
+    assert listed and all(f"<th>Raised</th><td>{local_time(i['at'], 'Asia/Shanghai')}</td>" in page for i in listed)
     only_camera = await (await get(platform, "/api/v1/reports/incidents.html?kind=camera-lost", reviewer)).text()
     assert "Incident" in only_camera and "earphones" not in only_camera
 
@@ -326,6 +332,7 @@ async def test_the_incident_report_as_pdf(platform: Platformer, settings: Settin
     text = "".join(page.extract_text() for page in reader.pages)
     assert "评审杯 Review Cup" in text and "王小明" in text
     assert "earbud <b>visible</b>" in text and "camera-lost" in text
+    assert "Times: Asia/Shanghai (UTC+08:00), 24-hour." in text
     assert hashlib.sha256(SNAPSHOT).hexdigest() in text.replace("\n", "")
     context = app_context(platform)
     context.settings = replace(context.settings, pdf_font=str(tmp_path / "missing.ttc"))
