@@ -13,22 +13,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import cv2
 import numpy as np
 import pytest
-from aiohttp import ClientSession, web
 from playwright.async_api import Page, async_playwright
 
-from proctor.app import create_app
-from proctor.context import CONTEXT
 from proctor.database import create_database_engine
 from proctor.events import load_event_file
 from proctor.settings import Settings
 from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
-from tests.browser.test_dashboard import ARTIFACTS, EVENT_EXAMPLE, LI_TOKEN, Served, _Client, add_arbiter, log_in
+from tests.browser.test_dashboard import ARTIFACTS, EVENT_EXAMPLE, LI_TOKEN, Served, add_arbiter, log_in, serve
 from tests.proctor.conftest import Platformer, iso, register_platform
 from tests.video.frames import scene
 
@@ -45,19 +42,8 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
         load_event_file(connection, EVENT_EXAMPLE, now=0)
     engine.dispose()
     add_arbiter(settings, "Li", "chief", LI_TOKEN)
-    app = create_app(settings)
-    runner = web.AppRunner(app, shutdown_timeout=1.0)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    base = f"http://{host}:{port}"
-    try:
-        async with ClientSession() as http:
-            platform = Platformer(cast(Any, _Client(http, base)), "web", secret)
-            yield Served(base, app[CONTEXT], platform, http)
-    finally:
-        await runner.cleanup()
+    async with serve(settings, secret) as served:
+        yield served
 
 
 async def game(platform: Platformer, name: str, black: str, white: str, start: int, joined: tuple[str, ...]) -> int:

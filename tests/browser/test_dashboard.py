@@ -18,6 +18,7 @@ import hashlib
 import random
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -70,6 +71,24 @@ class _Client:
         return await self.http.post(self.base + path, **kwargs)
 
 
+@asynccontextmanager
+async def serve(settings: Settings, secret: str) -> AsyncIterator[Served]:
+    """The real app of ``settings`` on a free port of 127.0.0.1, with a client session and the platform ``web``."""
+    app = create_app(settings)
+    runner = web.AppRunner(app, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    base = f"http://{host}:{port}"
+    try:
+        async with ClientSession() as http:
+            platform = Platformer(cast(Any, _Client(http, base)), "web", secret)
+            yield Served(base, app[CONTEXT], platform, http)
+    finally:
+        await runner.cleanup()
+
+
 def add_arbiter(settings: Settings, name: str, role: str, token: str) -> None:
     engine = create_database_engine(settings)
     with engine.begin() as connection:
@@ -89,19 +108,8 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
                         feed_gap_timeout_s=2.0, deadline_grace_ms=600_000)  # fmt: skip
     add_arbiter(settings, "Li", "chief", LI_TOKEN)
     add_arbiter(settings, "Wang", "arbiter", WANG_TOKEN)
-    app = create_app(settings)
-    runner = web.AppRunner(app, shutdown_timeout=1.0)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    base = f"http://{host}:{port}"
-    try:
-        async with ClientSession() as http:
-            platform = Platformer(cast(Any, _Client(http, base)), "web", secret)
-            yield Served(base, app[CONTEXT], platform, http)
-    finally:
-        await runner.cleanup()
+    async with serve(settings, secret) as served:
+        yield served
 
 
 async def send(platform: Platformer, kind: str, game: str, data: dict[str, Any], at: int, **kw: Any) -> dict[str, Any]:
