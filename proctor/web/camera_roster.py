@@ -3,6 +3,7 @@ analysis-degraded, whose setup is approved; and the links of a whole section iss
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Final
 
 from aiohttp import web
@@ -36,7 +37,7 @@ async def get_roster(request: web.Request) -> web.Response:
 async def post_stream_links(request: web.Request) -> web.Response:
     """Issue the links of the section's players at once (``which``: ``all``, each earlier link revoked, or
     ``missing``, only those without a working link), each audited; the answer is the only place the links are
-    shown (JSON, or ``?format=csv``)."""
+    shown (JSON with each link's QR code, or ``?format=csv``)."""
     who = arbiter(request)
     context = context_of(request)
     slug, section_slug = request.match_info["slug"], request.match_info["section"]
@@ -74,6 +75,8 @@ async def post_stream_links(request: web.Request) -> web.Response:
         response = attachment(text, "text/csv", f"{section.event}-{section.section}-stream-links.csv")
         response.set_status(201)
         return response
+    qr = await asyncio.to_thread(lambda: [camera_roster.qr_image(row["link"]) for row in rows])  # ~5 ms each
+    rows = [row | {"qr": image} for row, image in zip(rows, qr, strict=True)]
     return web.json_response({**section.describe(), "which": which.value, "issued": rows, "skipped": skipped,
                               "article": camera_roster.ARTICLE}, status=201)  # fmt: skip
 
@@ -95,7 +98,7 @@ ROUTES: Final = (
         "Issue the stream links of the section's players at once {which: all (each earlier link revoked) or missing "
         "(only those without a working link)}, each audited (stream-link.issued); ?format=csv for a CSV of names "
         "and links",
-        {"201": "the links issued (name, start number, board, link, expiry) and those skipped, or the CSV",
+        {"201": "the links issued (name, start number, board, link, expiry, QR code) and those skipped, or the CSV",
          "400": "malformed: which, format", "401": "not an arbiter",
          "403": "the review panel, or an assignment that does not cover the section (16)",
          "404": "unknown event or section", "503": "the database is busy (Retry-After)"},

@@ -126,6 +126,7 @@ async def test_a_sections_links_are_issued_at_once_audited_and_reissued_one_by_o
     assert [row["name"] for row in issued["issued"]] == [f"Male Youth Player {n}" for n in (1, 2, 3, 4)]
     links = {row["player"]: row["path"] for row in issued["issued"]}
     assert all(row["link"].endswith(row["path"]) and row["link"].startswith("http") for row in issued["issued"])
+    assert all(row["qr"].startswith("data:image/svg+xml") for row in issued["issued"])  # for the printed sheet
     for path in links.values():
         assert (await platform.client.get(path)).status == 200  # each one opens its player's page
     audited = count(settings, AuditEntry, col(AuditEntry.action) == "stream-link.issued")
