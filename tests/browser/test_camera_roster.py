@@ -237,7 +237,7 @@ async def the_search_and_keys(page: Page, boards: dict[str, int], cases: list[in
     await page.keyboard.press("Escape")
     await page.keyboard.press("/")
     await search_for(page, "Player 4", "board")
-    assert await page.get_attribute("#desk-search", "placeholder") == "Find a board, player or case (/)"
+    assert await page.get_attribute("#desk-search", "placeholder") == "Find (/)"
     await page.screenshot(path=str(ARTIFACTS / "arbiter-search-en.png"))
     await page.keyboard.press("Escape")
 
