@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from tests.browser.test_cases_queue import game
 from tests.browser.test_dashboard import ARTIFACTS, EVENT_EXAMPLE, LI_TOKEN, Served, add_arbiter, log_in, serve
 from tests.browser.test_desk_languages import CJK, leftovers
 from tests.proctor.conftest import register_platform
+from tests.proctor.test_camera import ScriptedCamera, connect
 
 SECTION = "national-youth-2021/youth-m"
 NAMES = ["Male Youth Player 1", "张伟", "Male Youth Player 3", "Male Youth Player 4"]
@@ -112,7 +114,7 @@ async def the_csv_export(page: Page, browser: Browser) -> None:
     assert "已为 4 名棋手发链接" in (await page.text_content("#roster-answer") or "")
 
 
-async def the_printed_sheet_and_a_reissue(page: Page, browser: Browser) -> None:
+async def the_printed_sheet_and_a_reissue(page: Page, browser: Browser, served: Served) -> None:
     """Every link issued again for the sheet (the CSV's stop working); one re-issued: its old link is refused."""
     await page.select_option("#roster-which", "all")
     await page.click("#roster-issue")
@@ -154,6 +156,7 @@ async def the_printed_sheet_and_a_reissue(page: Page, browser: Browser) -> None:
         await old.close()
     assert await player_page_name(browser, new_link) == "Male Youth Player 3"
     assert await player_page_name(browser, links[0]) == "Male Youth Player 1"  # the others still work
+    await a_camera_comes_and_goes(page, served, new_link.rsplit("/", 1)[1])
 
     await page.click("#roster-close")  # the roster is modal: the header's language switch is behind it
     await page.click("#lang")
@@ -165,6 +168,27 @@ async def the_printed_sheet_and_a_reissue(page: Page, browser: Browser) -> None:
     assert not chinese, chinese
     await page.screenshot(path=str(ARTIFACTS / "arbiter-roster-en.png"))
     await page.click("#roster-close")
+
+
+async def a_camera_comes_and_goes(page: Page, served: Served, token: str) -> None:
+    """A real aiortc peer streams with the new link: connected, the setup approved, then lost."""
+    row = f"{ROWS}[data-player='youth-m-p3']"
+    pc = await connect(served.platform, token, ScriptedCamera([(120, 1)]))
+    try:
+        await page.wait_for_selector(f"{row}[data-state='connected']", timeout=15_000)
+        assert re.search(r"自 \d{2}:\d{2}:\d{2}", await page.text_content(f"{row} td:nth-child(5)") or "")
+        approved = await served.http.post(
+            served.base + "/api/v1/players/youth-m-p3/camera/approval", json={"approved": True, "note": ""},
+            headers={"Authorization": f"Bearer {LI_TOKEN}"},
+        )  # fmt: skip
+        assert approved.status == 201
+        await page.wait_for_selector(f"{row} td.setup[data-approved='true']", timeout=10_000)
+        assert "已批准（Li" in (await page.text_content(f"{row} td.setup") or "")
+        assert await page.get_attribute("#roster-counts [data-state='connected']", "data-count") == "1"
+        await page.locator("#roster").screenshot(path=str(ARTIFACTS / "arbiter-roster-connected-zh.png"))
+    finally:
+        await pc.close()
+    await page.wait_for_selector(f"{row}[data-state='lost']", timeout=15_000)
 
 
 async def case_for(served: Served, game_id: int, player: str) -> int:
@@ -255,7 +279,7 @@ async def test_the_roster_issues_exports_and_reissues_links(served: Served) -> N
             await log_in(page, "Li")
             await open_roster(page)
             await the_csv_export(page, browser)
-            await the_printed_sheet_and_a_reissue(page, browser)
+            await the_printed_sheet_and_a_reissue(page, browser, served)
             assert errors == []
         finally:
             await browser.close()
