@@ -376,8 +376,9 @@ def rif_text(info: GameInfo, state: Adjudication) -> str:
 
 
 def psq_text(info: GameInfo, replayed: Replayed) -> str:
-    """PSQ with the time each stone took its mover.  PSQ holds stones only: how the game ended (a resignation, an
-    agreed draw, a claim) is left out, and a game with passes, swaps or candidates is a RecordError."""
+    """PSQ with the time each stone took its mover, and an opening protocol's decisions (swaps, candidates, Swap2's
+    choice) in info lines after the stones and names (engine.records.write_psq).  How the game ended (a resignation,
+    an agreed draw, a claim) is left out; a game with a pass is a RecordError (PSQ colours stones by alternation)."""
     times = [move["think_ms"] or 0 for move in replayed.moves if move["point"] is not None]
     record = game_record(info, replayed.state)
     record = replace(record, actions=tuple(a for a in record.actions if not isinstance(a, _ENDINGS)))

@@ -415,6 +415,32 @@ async def test_everything_needs_an_arbiter(platform: Platformer) -> None:
         assert (await platform.client.post(path, json={})).status == 401, path
 
 
+async def test_the_psq_of_a_swap2_game_keeps_its_opening(platform: Platformer, settings: Settings) -> None:
+    """Swap2 option c (11.2.2 B c): the stones as played, then the decisions; the PSQ and the RIF agree."""
+    arbiter = add_arbiter(settings, "张裁判", "arbiter")
+    start = int(time.time() * 1000) - 60_000
+    data = {"black": {"id": "s2-a", "name": "王小明"}, "white": {"id": "s2-b", "name": "Li Na"}, "rule": "swap2",
+            "time_control": "rapid-15", "start_at": iso(start)}  # fmt: skip
+    _, created = await platform.send("game.created", "s2", data, at=start - 60_000)
+    for player in ("s2-a", "s2-b"):
+        await platform.send("player.joined", "s2", {"player": player}, at=start - 30_000)
+    at = start
+    for kind, body in (("move", {"point": "h8"}), ("move", {"point": "a1"}), ("move", {"point": "i9"}),
+                       ("opening.add2", {}), ("move", {"point": "j10"}), ("move", {"point": "k11"}),
+                       ("opening.swap", {}), ("move", {"point": "l12"})):  # fmt: skip
+        at += 2_000
+        status, answer = await platform.send(kind, "s2", body, at=at)
+        assert status == 200 and "incidents" not in answer, (kind, answer)
+    game = created["game"]
+    response = await get(platform, f"/api/v1/games/{game}/record.psq", arbiter)
+    assert response.status == 200, await response.text()
+    text = await response.text()
+    assert "opening: swap2" in text and "actions: h8 a1 i9 add2 j10 k11 swap l12" in text
+    (rif,) = read_rif(await (await get(platform, f"/api/v1/games/{game}/record.rif", arbiter)).text())
+    psq = read_psq(text)
+    assert psq.actions == rif.actions and (psq.black, psq.white) == (rif.black, rif.white) == ("Li Na", "王小明")
+
+
 def test_the_report_pairs_each_file_of_an_incident_with_its_own_hash() -> None:
     """A scheduled ear check's incident holds four stills and crops and a clip, each with its SHA-256 (36.2)."""
     one = {"evidence": {"media": ["a.jpg"], "sha256": "h-a"}, "actions": []}
