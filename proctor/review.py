@@ -58,7 +58,6 @@ from proctor.models import (
 )
 from proctor.models import Player as PlayerRow
 from proctor.models import Tournament as TournamentRow
-from proctor.time_zones import DEFAULT_ZONE, local_time
 
 CAMERA_GAP_KINDS: Final = ("camera-lost", "camera-frozen", "camera-covered")
 """The camera findings that make a gap in a player's camera series (36.4)."""
@@ -79,11 +78,6 @@ _ENDINGS: Final = (Resign, AgreeDraw, ClaimForbidden)
 def _table(model: Any) -> Table:
     table: Table = model.__table__
     return table
-
-
-def stamp(ms: int, zone: str = DEFAULT_ZONE) -> str:
-    """``2026-01-01 08:00:05`` in the event's zone (24-hour; the report names the zone once, proctor.time_zones)."""
-    return local_time(ms, zone)
 
 
 # --- Games as stored ------------------------------------------------------------------------------------------------
@@ -495,13 +489,6 @@ class IncidentFilter:
             raise BadRequestError(f"query parameter 'status' must be one of {', '.join(STATUSES)}")
         texts = {name: query.get(name) or None for name in ("kind", "player", "source", "article", "q", "event")}
         return cls(game=number("game"), status=status, since=number("since"), until=number("until"), **texts)
-
-    def describe(self, zone: str = DEFAULT_ZONE) -> str:
-        parts = [f"{name} = {value}" for name in ("event", "game", "kind", "player", "status", "source", "article",
-                                                   "q") if (value := getattr(self, name)) is not None]  # fmt: skip
-        parts += [f"{name} {stamp(value, zone)}" for name in ("since", "until")
-                  if (value := getattr(self, name)) is not None]  # fmt: skip
-        return "; ".join(parts) or "none"
 
 
 def _like(text: str) -> str:
