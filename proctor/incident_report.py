@@ -101,7 +101,7 @@ class IncidentReport:
     lang: str
     words: Words
     title: str
-    """The event's name (user data)."""
+    """The event's name (user data), or the words for all events."""
     heading: str
     generated: str
     zone_line: str
@@ -125,6 +125,7 @@ class MediaFile:
 @dataclass(frozen=True, slots=True)
 class ReportSource:
     title: str
+    """The event's name; empty for a report on several events."""
     where: IncidentFilter
     incidents: tuple[dict[str, Any], ...]
     cases: tuple[CaseFile, ...]
@@ -209,8 +210,9 @@ def build_report(source: ReportSource, lang: str, now: int) -> IncidentReport:
                   occurrences=occurrences)  # fmt: skip
     signature = SignatureBlock(w("signature"), w("signature.name"), source.chief, w("signature.date"),
                                w("signature.sign"))  # fmt: skip
+    title = source.title or w("all.events")
     return IncidentReport(
-        lang=w.lang, words=w, title=source.title, heading=w("title", title=source.title), generated=generated,
+        lang=w.lang, words=w, title=title, heading=w("title", title=title), generated=generated,
         zone_line=w("zone", zone=zone_label(zone, now)), summary=builder.summary(groups), sections=sections,
         signature=signature,
     )  # fmt: skip

@@ -642,14 +642,14 @@ def evidence_files(incident: dict[str, Any]) -> list[tuple[str, str]]:
 def read_report_context(
     connection: Connection, where: IncidentFilter, incidents: Sequence[dict[str, Any]]
 ) -> tuple[str, dict[str, str], dict[int, str]]:
-    """The report's heading (the event's name: the one filtered on, else the only one), the players' names and the
-    games' labels."""
+    """The report's heading (the event's name: the one filtered on, else the only one; empty for several), the
+    players' names and the games' labels."""
     tournament = _table(TournamentRow)
     events = connection.execute(select(tournament.c.slug, tournament.c.name).order_by(tournament.c.id)).all()
     if where.event is not None:
         title = next((e.name for e in events if e.slug == where.event), where.event)
     else:
-        title = events[0].name if len(events) == 1 else "All events"
+        title = events[0].name if len(events) == 1 else ""
     refs = {i["player"] for i in incidents if i.get("player")}
     names: dict[str, str] = {}
     game_ids = sorted({i["game"] for i in incidents if i["game"] is not None})

@@ -4,6 +4,7 @@ an incident that joined no case, both languages complete and the time zone named
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from proctor.cases import ActionTaken, CaseFile, Occurrence
@@ -130,3 +131,6 @@ def test_the_english_report_says_the_same_in_english() -> None:
     assert verdict.verdict == "confirmed: Black wins (no-show, art. 14.3, 35.3)"
     assert verdict.occurrences[0][1].startswith("White (Li Na) did not arrive: absent 15 min 0 s since the scheduled")
     assert report.signature.heading == "Chief arbiter's signature"
+    several = build_report(replace(scenario(), title=""), "en", T0)
+    assert several.heading == "All events: incident report"
+    assert build_report(replace(scenario(), title=""), "zh", T0).heading == "全部赛事：事件报告"
