@@ -35,6 +35,9 @@ STILL_TYPES: Final = (".jpg", ".jpeg")
 MAX_STILL_BYTES: Final = 2_000_000
 """A still larger than this is listed with its hash but not shown."""
 MAX_STILLS_PER_CASE: Final = 6
+MAX_STILLS: Final = 150
+"""The most stills one report shows (a whole event's report stays printable); the others are listed with their
+hash."""
 PROMPT_KINDS: Final = frozenset({"ear-check", "room-scan", "pan-check"})
 """The incidents a camera prompt raises (proctor.camera.Prompt): their summary is the service's words, not the
 arbiter's who prompted."""
@@ -222,6 +225,7 @@ class _Builder:
     def __init__(self, source: ReportSource, words: Words) -> None:
         self.source = source
         self.w = words
+        self.stills_left = MAX_STILLS
 
     # --- Small words ----------------------------------------------------------------------------------------------
 
@@ -499,8 +503,10 @@ class _Builder:
                     check = w("check.unknown")
                 else:
                     check = w("check.matches") if kept.sha256 == digest else w("check.differs")
-                still = kept.still if kept is not None and stills < MAX_STILLS_PER_CASE else None
+                shown = kept is not None and stills < MAX_STILLS_PER_CASE and self.stills_left > 0
+                still = kept.still if shown and kept is not None else None
                 stills += still is not None
+                self.stills_left -= still is not None
                 items.append(EvidenceItem(name, digest, check, incident["id"], still))
         return tuple(items)
 

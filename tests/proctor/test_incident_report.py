@@ -134,3 +134,16 @@ def test_the_english_report_says_the_same_in_english() -> None:
     several = build_report(replace(scenario(), title=""), "en", T0)
     assert several.heading == "All events: incident report"
     assert build_report(replace(scenario(), title=""), "zh", T0).heading == "全部赛事：事件报告"
+
+
+def test_a_case_shows_at_most_six_stills_and_lists_every_file() -> None:
+    stills = [incident(i, "extra-person", T0 + i * 1000, player="p1", evidence={"media": [f"{i}.jpg"], "sha256": "h"})
+              for i in range(1, 9)]  # fmt: skip
+    media = {f"{i}.jpg": MediaFile("h" if i % 2 else "other", b"\xff\xd8") for i in range(1, 9)}
+    built = replace(source(stills, [case(5, "extra-person", stills, player="p1")]), media=media)
+    report = build_report(built, "en", T0)
+    (section,) = report.sections
+    assert len(section.evidence) == 8 and sum(item.still is not None for item in section.evidence) == 6
+    assert [item.check for item in section.evidence[:2]] == ["matches the file", "does NOT match the file!"]
+    (row,) = report.summary
+    assert (row.who, row.kind, row.cases, row.occurrences, row.outcome) == ("王小明", "another person", 1, 8, "open")
