@@ -191,6 +191,42 @@ async def test_the_penalty_preview_and_the_confirmation_of_a_loss(served: Served
 LEAVE = OPEN.format(kind="leave-request")
 
 
+async def ask_to_leave(player: Page, desk: Page, reason: str) -> None:
+    await player.fill("#leave-reason", reason)
+    await player.click("#leave")
+    await player.wait_for_selector("#request-state[data-answer='waiting']", timeout=5_000)
+    await desk.wait_for_selector(LEAVE, timeout=5_000)
+
+
+async def granted_on_the_case(player: Page, desk: Page) -> None:
+    """Five minutes granted from the case's card: the player's page says until when, the desk the same."""
+    await ask_to_leave(player, desk, "去洗手间")
+    assert "申请离开比赛区域：去洗手间" in await text(desk, f"{LEAVE} .summary")  # words, not the server's
+    actions = await desk.eval_on_selector_all(f"{LEAVE} button[data-action]", "bs => bs.map(b => b.dataset.action)")
+    assert actions == ["grant-leave", "refuse"], actions
+    await desk.fill(f"{LEAVE} input.minutes", "5")
+    await desk.click(f"{LEAVE} button[data-action='grant-leave']")
+    await player.wait_for_selector("#request-state[data-answer='granted']", timeout=5_000)
+    granted = await text(player, "#request-state")
+    assert granted.startswith("裁判准许离开，至 "), granted
+    until = granted.removeprefix("裁判准许离开，至 ")[:5]
+    said = await text(desk, "#cases-answer")
+    assert f"已准许 Female Youth Player 2 离开 5 分钟，至 {until}" in said, said
+    await desk.wait_for_selector(LEAVE, state="detached", timeout=5_000)
+
+
+async def refused_on_the_case(player: Page, desk: Page) -> None:
+    """Refused from the card, which first asks for the reason; the player's page shows it."""
+    await ask_to_leave(player, desk, "再去一次")
+    await desk.click(f"{LEAVE} button[data-action='refuse']")  # no reason: the page asks for one
+    assert "请填写理由" in await text(desk, "#cases-answer")
+    await desk.fill(f"{LEAVE} input.reason", "请等本局结束")
+    await desk.click(f"{LEAVE} button[data-action='refuse']")
+    await player.wait_for_selector("#request-state[data-answer='refused']", timeout=5_000)
+    assert await text(player, "#request-state") == "裁判未准许离开：请等本局结束"
+    assert "已拒绝 Female Youth Player 2 的离开申请：请等本局结束" in await text(desk, "#cases-answer")
+
+
 async def test_a_leave_request_granted_and_refused_on_its_case_reaches_the_players_page(served: Served) -> None:
     load_event(served)
     link = (await li(served, "/api/v1/players/youth-f-p2/stream-token", {}))["url"]
@@ -208,35 +244,8 @@ async def test_a_leave_request_granted_and_refused_on_its_case_reaches_the_playe
             await desk.goto(served.base + "/arbiter")
             await log_in(desk, "Wang")
 
-            await player.fill("#leave-reason", "去洗手间")
-            await player.click("#leave")
-            await player.wait_for_selector("#request-state[data-answer='waiting']", timeout=5_000)
-            await desk.wait_for_selector(LEAVE, timeout=5_000)
-            actions = await desk.eval_on_selector_all(
-                f"{LEAVE} button[data-action]", "bs => bs.map(b => b.dataset.action)"
-            )
-            assert actions == ["grant-leave", "refuse"], actions
-            await desk.fill(f"{LEAVE} input.minutes", "5")
-            await desk.click(f"{LEAVE} button[data-action='grant-leave']")
-            await player.wait_for_selector("#request-state[data-answer='granted']", timeout=5_000)
-            granted = await text(player, "#request-state")
-            assert granted.startswith("裁判准许离开，至 "), granted
-            until = granted.removeprefix("裁判准许离开，至 ")[:5]
-            said = await text(desk, "#cases-answer")
-            assert f"已准许 Female Youth Player 2 离开 5 分钟，至 {until}" in said, said
-            await desk.wait_for_selector(LEAVE, state="detached", timeout=5_000)
-
-            await player.fill("#leave-reason", "再去一次")
-            await player.click("#leave")
-            await player.wait_for_selector("#request-state[data-answer='waiting']", timeout=5_000)
-            await desk.wait_for_selector(LEAVE, timeout=5_000)
-            await desk.click(f"{LEAVE} button[data-action='refuse']")  # no reason: the page asks for one
-            assert "请填写理由" in await text(desk, "#cases-answer")
-            await desk.fill(f"{LEAVE} input.reason", "请等本局结束")
-            await desk.click(f"{LEAVE} button[data-action='refuse']")
-            await player.wait_for_selector("#request-state[data-answer='refused']", timeout=5_000)
-            assert await text(player, "#request-state") == "裁判未准许离开：请等本局结束"
-            assert "已拒绝 Female Youth Player 2 的离开申请：请等本局结束" in await text(desk, "#cases-answer")
+            await granted_on_the_case(player, desk)
+            await refused_on_the_case(player, desk)
             await desk.select_option("#cases-status", "closed")
             await desk.wait_for_function(
                 """() => document.querySelectorAll("#cases li.case[data-kind='leave-request']").length === 2"""
