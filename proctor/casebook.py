@@ -261,7 +261,10 @@ class Casebook:
         cases of their sections only (16).  A penalty and a leave granted have their own ways (proctor.incidents,
         proctor.camera), which close the case with :meth:`close`."""
         if action not in ("dismiss", "confirm", "overrule", "refuse"):
-            raise BadRequestError("'action' must be dismiss, confirm, overrule, refuse, penalty or grant-leave")
+            raise BadRequestError(
+                "'action' must be dismiss, confirm, overrule or refuse (penalty and grant-leave: one case at a time, "
+                "POST /api/v1/cases/{case}/actions)"
+            )
         if action in ("dismiss", "refuse") and not note.strip():
             raise BadRequestError(f"{'a dismissal' if action == 'dismiss' else 'a refusal'} needs a 'reason'")
         if not case_ids or len(case_ids) > MAX_BULK or len(set(case_ids)) != len(case_ids):

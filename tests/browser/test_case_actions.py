@@ -120,8 +120,11 @@ async def wang_warns_and_may_not_give_a_violation(page: Page, served: Served, bo
     assert "Male Youth Player 2 警告（第 36.2, 15.1 条）" in await text(page, "#cases-answer")
 
     # Again: a new case (the first is penalised); the ladder now gives a violation, beyond an arbiter (16.2).
+    other = f"{OPEN.format(kind='extra-person')} input.reason"
+    await page.fill(other, "还在核实")  # typed on another card: kept when the queue is drawn again
     await detector_incident(served, board, "earphones", "36.2", "youth-m-p2", "earphones seen again")
     await page.wait_for_selector(OPEN.format(kind="earphones"), timeout=5_000)
+    assert await page.input_value(other) == "还在核实"
     await open_penalty(page, "earphones", "violation")
     assert await page.get_attribute(PREVIEW, "data-allowed") == "false"
     preview = await text(page, PREVIEW)
