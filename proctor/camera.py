@@ -55,7 +55,7 @@ from proctor.errors import BadRequestError, ConflictError, ExpiredError, NotFoun
 from proctor.events import CHECKS, PolicySpec
 from proctor.media_retention import expired_media, retire_media
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
-from proctor.player_view import leave_answer, leave_requesters, player_place
+from proctor.player_view import LEAVE_REQUEST, leave_answer, leave_requesters, player_place
 from proctor.service import Service
 from proctor.settings import Settings
 from proctor.staging import Batch
@@ -875,14 +875,47 @@ class Camera:
         on this stream and on any the player opens later (and after a restart)."""
         self.require_known(player_ref)
         at = now_ms()
+        action = self._leave(who, player_ref, minutes, reason, incident, at)
+        row_id, _ = await self._record_control(action, at)
+        return self._left(player_ref, row_id, incident, at + minutes * 60_000, minutes)
+
+    async def grant_leave_on_case(self, who: Identity, case_id: int, minutes: int, reason: str) -> dict[str, Any]:
+        """A leave request's case answered: leave granted (as :meth:`grant_leave`, noted on the request) and the case
+        closed as ``granted``, in one transaction; the player's page is told."""
+        at = now_ms()
+
+        def grant(connection: Connection, batch: Batch) -> tuple[str, int, int]:
+            casebook = self.service.casebook
+            head = casebook.open_case(connection, batch, case_id, who, kind=LEAVE_REQUEST)
+            player_ref = head.player_ref
+            if player_ref is None:
+                raise BadRequestError(f"case {case_id} names no player")
+            incident = casebook.case_incident(connection, head)
+            row_id, _ = self._leave(who, player_ref, minutes, reason, incident, at).record(
+                self.service, connection, batch, at
+            )
+            detail = {"minutes": minutes, "until": at + minutes * 60_000, "camera_action": row_id, "incident": incident}
+            casebook.close(batch, head, who, "grant-leave", reason, detail, at)
+            return player_ref, row_id, incident
+
+        player_ref, row_id, incident = await self.writer.submit(grant)
+        return {"case": case_id, "action": "grant-leave", "status": "granted",
+                **self._left(player_ref, row_id, incident, at + minutes * 60_000, minutes)}  # fmt: skip
+
+    @staticmethod
+    def _leave(
+        who: Identity, player_ref: str, minutes: int, reason: str, incident: int | None, at: int
+    ) -> CameraControl:
         until = at + minutes * 60_000
         clock = time.strftime("%H:%M", time.gmtime(until / 1000))
-        action = CameraControl(
+        return CameraControl(
             who, player_ref, "leave", incident, {"minutes": minutes, "until": until, "reason": reason},
             {"minutes": minutes, "until_ms": until, "reason_sha256": _sha256(reason.encode())},
             f"leave of the area granted for {minutes} min, until {clock} UTC (36.4.1): {reason}",
         )  # fmt: skip
-        row_id, _ = await self._record_control(action, at)
+
+    def _left(self, player_ref: str, row_id: int, incident: int | None, until: int, minutes: int) -> dict[str, Any]:
+        """A leave granted and stored: the left-area check told, the player's pages too."""
         if self.ingest is not None:
             self.ingest.grant_leave(player_ref, until / 1000)
         self.tell(player_ref, "leave", {"until": until, "minutes": minutes})
