@@ -236,9 +236,10 @@ def timed_observe(
     known_faces: tuple[Box, ...] | None = None,
     people: NDArray[np.float32] | None = None,
     scene: Scene | None = None,
+    grid: tuple[Frame, NDArray[np.float32]] | None = None,
 ) -> tuple[Observation, NDArray[np.float32]]:
     """``video.checks.observe``, recording how long after its receipt each frame's analysis ended."""
-    result = observe(frame, at, previous, detector, known_faces, people, scene)
+    result = observe(frame, at, previous, detector, known_faces, people, scene, grid)
     if recording:
         latencies.append(time.time() - at)
     return result

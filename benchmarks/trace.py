@@ -45,8 +45,10 @@ def _state(analyser: Any, o: Any) -> str:
     scene = analyser.scene
     age = "-" if scene is None else f"{o.at - scene.at:.1f}"
     faces = " ".join(_box(f) for f in o.faces) or "-"
-    return (f"  | faces {faces} scene-age {age} rest {_box(analyser.rest_face)} last {_box(analyser.last_face)}"
-            f"{' BENT' if o.bent_down else ''}")
+    return (
+        f"  | faces {faces} scene-age {age} rest {_box(analyser.rest_face)} last {_box(analyser.last_face)}"
+        f"{' BENT' if o.bent_down else ''}"
+    )
 
 
 def trace(name: str, cutouts: dict[str, Cutout], paths: dict[str, Path], faces: FaceDetector | None, people: Any,
@@ -80,7 +82,8 @@ def trace(name: str, cutouts: dict[str, Cutout], paths: dict[str, Path], faces: 
             print(f"{at:6.1f} {truth:>5} {len(o.faces):>5} {_num(o.people):>6} {o.new_body:5.2f} "
                   f"{'-' if o.player_seen is None else 'yn'[not o.player_seen]:>4} {_num(o.moving):>6} "
                   f"{_num(o.background_change):>5} {_num(o.background_sharpness):>7} {_num(o.person_sharpness):>6} "
-                  f"{_num(o.background_structure, '.1f'):>6}  {raised}{_state(analyser, o) if state else ''}")  # fmt: skip
+                  f"{_num(o.background_structure, '.1f'):>6}  {raised}"
+                  f"{_state(analyser, o) if state else ''}")  # fmt: skip
             if save is not None:
                 save.mkdir(parents=True, exist_ok=True)
                 cv2.imwrite(str(save / f"{spec.name}-{at:07.2f}.jpg"), frame)

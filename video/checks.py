@@ -356,7 +356,7 @@ def _new_regions(
     attached: set[int] = set()
     person_labels: NDArray[np.int32] | None = None
     if people is not None and centres:
-        _, person_labels = cv2.connectedComponents(people.astype(np.uint8), connectivity=8)
+        person_labels = np.asarray(cv2.connectedComponents(people.astype(np.uint8), connectivity=8)[1], np.int32)
         rows_, cols_ = people.shape
         attached = {int(person_labels[r, c]) for r, c in centres if 0 <= r < rows_ and 0 <= c < cols_} - {0}
     cells = fresh.astype(np.uint8)

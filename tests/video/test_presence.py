@@ -14,7 +14,18 @@ from numpy.typing import NDArray
 
 from tests.video.frames import background, composed, room_photo, scene
 from video.analysis import FrameAnalyser
-from video.checks import Box, Check, Monitor, Observation, Scene, Thresholds, compare_scene, observe
+from video.checks import (
+    Box,
+    Check,
+    Monitor,
+    Observation,
+    Scene,
+    Thresholds,
+    compare_scene,
+    exposure_shift,
+    observe,
+    room_gain,
+)
 from video.detectors import CenterFaces
 from video.errors import ModelUnavailableError
 from video.models import CENTERFACE, SELFIE_SEGMENTATION, model_path
@@ -404,8 +415,6 @@ def test_a_room_that_changed_as_a_whole_holds_no_new_body_but_a_large_body_besid
 
 
 def test_the_rooms_gain_is_the_cameras_not_the_mean_of_whatever_stands_in_front_of_it() -> None:
-    from video.checks import room_gain
-
     room = _room()
     assert room_gain(room * 0.8, room) == pytest.approx(0.8, abs=0.02)
     covered = room * 1.2
@@ -465,8 +474,6 @@ def test_the_persons_exposure_is_their_cells_common_gain_not_a_pose_change() -> 
     """A replaced background is told by the person following the camera's exposure while the picture behind does
     not (36.4): a pose change (a turn, a hand, looking down) changes the person's cells each its own way, and is no
     exposure change."""
-    from video.checks import exposure_shift
-
     rng = np.random.default_rng(2)
     person = _room(seed=3)[40:100, 60:120]
     assert exposure_shift(person, person) == 0.0
