@@ -245,22 +245,25 @@ GAIN_DARK = 12.0
 """Cells darker than this in the scene say nothing of the gain (their ratios are the sensor's noise)."""
 
 
-EXPOSURE_LEVEL = 3.0
-"""Grey levels within which a cell of the person follows the region's common gain (:func:`exposure_shift`)..."""
+EXPOSURE_LEVEL = 8.0
+"""Grey levels within which a cell of the person follows the region's common gain (:func:`exposure_shift`: the encoder
+requantises a textured person by a few levels from frame to frame)..."""
 EXPOSURE_AGREE = 0.5
 """...and the share of the person's cells that must, for the change to be the camera's exposure."""
 
 
 def exposure_shift(now: NDArray[np.float32], before: NDArray[np.float32]) -> float:
     """How much brighter a region (the person's inner cells) got through the camera's exposure or the room's light
-    since the previous analysed frame, in grey levels of its mean: the most common ratio of its cells' grey levels
-    (:func:`room_gain`), when at least half of the cells follow it.  Otherwise 0: the person moved (a turn, a hand
+    since the previous analysed frame, in grey levels of its mean: the median ratio of its cells' grey levels, when
+    at least half of the cells follow it (within :data:`EXPOSURE_LEVEL`).  Otherwise 0: the person moved (a turn, a hand
     over the mouth, looking down or sitting back up change many cells, each its own way, and their median by up to
     80 levels, which read as the person following an exposure the background did not)."""
     usable = before >= GAIN_DARK
     if int(usable.sum()) < 20:
         return 0.0
-    gain = room_gain(now[usable], before[usable])
+    # The median ratio, not the most common one: the encoder refreshes some of the person's blocks at the new
+    # exposure and skips the others (exactly unchanged), and the refreshed ones, when they are most, say it.
+    gain = float(np.median(now[usable] / before[usable]))
     follows = np.abs(now[usable] - before[usable] * gain) < EXPOSURE_LEVEL
     if float(follows.mean()) < EXPOSURE_AGREE:
         return 0.0
