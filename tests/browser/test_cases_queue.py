@@ -25,7 +25,8 @@ from proctor.events import load_event_file
 from proctor.settings import Settings
 from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
-from tests.browser.test_dashboard import ARTIFACTS, EVENT_EXAMPLE, LI_TOKEN, Served, add_arbiter, log_in, serve
+from tests.browser.screenshots import ARTIFACTS, views
+from tests.browser.test_dashboard import EVENT_EXAMPLE, LI_TOKEN, Served, add_arbiter, log_in, serve
 from tests.proctor.conftest import Platformer, iso, register_platform
 from tests.video.frames import scene
 
@@ -132,7 +133,7 @@ async def the_english_queue(page: Page) -> None:
     await page.wait_for_function(COUNT.format(n=1))
     await page.select_option("#cases-kind", "")
     await page.wait_for_function(COUNT.format(n=2))
-    await page.screenshot(path=str(ARTIFACTS / "arbiter-cases-en.png"))
+    await views(page, "arbiter-cases-en")
 
 
 async def acted_on_from_the_queue(page: Page, served: Served) -> None:

@@ -22,8 +22,8 @@ from proctor.database import create_database_engine
 from proctor.events import load_event_file
 from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
+from tests.browser.screenshots import ARTIFACTS, views
 from tests.browser.test_dashboard import (
-    ARTIFACTS,
     LI_TOKEN,
     Served,
     add_arbiter,
@@ -198,7 +198,7 @@ async def test_the_review_page_in_a_real_browser(served: Served) -> None:
             await check_the_replay(page)
             await check_the_exports(page, served, game)
             await page.click("#timeline tbody tr[data-type=incident][data-incident='2']")
-            await page.screenshot(path=str(ARTIFACTS / "review.png"))
+            await views(page, "review")
             await check_the_searches(page)
             assert errors == []
         finally:
