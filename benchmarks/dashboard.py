@@ -2,6 +2,7 @@
 request to its new case shown in the queue, with 300 live boards, 600 cameras and 1,000 open cases.
 
 Usage: python benchmarks/dashboard.py [--boards 300] [--cases 1000] [--rate 20] [--case-rate 2] [--seconds 30]
+       [--profile page.cpuprofile]
 
 A real ``proctor serve`` runs in its own process on a temporary SQLite file; ``--boards`` live games are created by
 signed webhooks (Standard Webhooks, as a platform sends them). Every player gets a camera stream link through the
@@ -180,6 +181,20 @@ async def open_cases(arbiter: Arbiter, players: list[tuple[int, str]], count: in
     await in_batches([arbiter.raise_incident(game, player, kind) for game, player, kind in keys])
 
 
+def print_profile(profile: dict[str, Any], top: int = 15) -> None:
+    """The page's functions that cost the most main-thread time themselves (Chromium's sampling profile)."""
+    nodes = {node["id"]: node for node in profile["nodes"]}
+    deltas = profile.get("timeDeltas", [])
+    self_ms: dict[str, float] = {}
+    for sample, delta in zip(profile.get("samples", []), [*deltas[1:], 0], strict=False):
+        frame = nodes[sample]["callFrame"]
+        where = f"{frame['functionName'] or '(anonymous)'} {Path(frame['url']).name}:{frame['lineNumber'] + 1}"
+        self_ms[where] = self_ms.get(where, 0.0) + delta / 1000
+    print("\nthe page's costliest functions (self time, Chromium's profiler):")
+    for where, ms in sorted(self_ms.items(), key=lambda item: -item[1])[:top]:
+        print(f"  {ms:8.0f} ms  {where}")
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
@@ -192,9 +207,18 @@ def figures(values: list[float]) -> str:
             f"p99 {percentile(values, 0.99):7.1f}  max {max(values):7.1f} ms  (n={len(values)})")  # fmt: skip
 
 
-async def task_seconds(cdp: Any) -> float:
+BUSY_PARTS = (("ScriptDuration", "script"), ("RecalcStyleDuration", "style"), ("LayoutDuration", "layout"))
+
+
+async def durations(cdp: Any) -> dict[str, float]:
+    """Chromium's main-thread seconds so far: all its tasks (TaskDuration), and the script, style and layout in them."""
     metrics = (await cdp.send("Performance.getMetrics"))["metrics"]
-    return float(next(m["value"] for m in metrics if m["name"] == "TaskDuration"))
+    return {m["name"]: float(m["value"]) for m in metrics if m["name"].endswith("Duration")}
+
+
+def busy_parts(before: dict[str, float], after: dict[str, float], wall: float) -> str:
+    shares = [f"{label} {(after[name] - before[name]) / wall:.1%}" for name, label in BUSY_PARTS if name in after]
+    return ", ".join(shares)
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -305,7 +329,11 @@ async def measure(args: argparse.Namespace, base: str, platform_: Platform, arbi
             await page.wait_for_timeout(1_000)
             cdp = await page.context.new_cdp_session(page)
             await cdp.send("Performance.enable")
-            tasks_before = await task_seconds(cdp)
+            if args.profile:
+                await cdp.send("Profiler.enable")
+                await cdp.send("Profiler.setSamplingInterval", {"interval": 1000})
+                await cdp.send("Profiler.start")
+            tasks_before = await durations(cdp)
             long_before = await page.evaluate("() => ({...window.__longTasks})")
             await page.evaluate("() => { window.__drawn.length = 0; window.__cases.length = 0; }")
 
@@ -314,7 +342,13 @@ async def measure(args: argparse.Namespace, base: str, platform_: Platform, arbi
             await load.run()
             await page.wait_for_timeout(3_000)  # the last moves' renders
             wall = time.time() - wall_began
-            busy = (await task_seconds(cdp) - tasks_before) / wall
+            tasks_after = await durations(cdp)
+            busy = (tasks_after["TaskDuration"] - tasks_before["TaskDuration"]) / wall
+            print(f"the page's main thread: {busy_parts(tasks_before, tasks_after, wall)} of the wall time")
+            if args.profile:
+                profile = (await cdp.send("Profiler.stop"))["profile"]
+                args.profile.write_text(json.dumps(profile))
+                print_profile(profile)
             long_after = await page.evaluate("() => ({...window.__longTasks})")
             drawn: list[list[Any]] = await page.evaluate("() => window.__drawn")
             cards: list[list[Any]] = await page.evaluate("() => window.__cases")
@@ -378,6 +412,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=1000, help="open cases before the run")
     parser.add_argument("--rate", type=float, default=20.0, help="moves per second, over all the boards")
     parser.add_argument("--case-rate", type=float, default=2.0, help="new cases per second")
+    parser.add_argument("--profile", type=Path, help="write the page's CPU profile (.cpuprofile) here, and its top")
     parser.add_argument("--seconds", type=float, default=30.0)
     args = parser.parse_args()
     if not CHROMIUM.exists():
