@@ -207,13 +207,18 @@ def figures(values: list[float]) -> str:
             f"p99 {percentile(values, 0.99):7.1f}  max {max(values):7.1f} ms  (n={len(values)})")  # fmt: skip
 
 
-BUSY_PARTS = (("ScriptDuration", "script"), ("RecalcStyleDuration", "style"), ("LayoutDuration", "layout"))
+BUSY_PARTS = (
+    ("ScriptDuration", "script"),
+    ("RecalcStyleDuration", "style"),
+    ("LayoutDuration", "layout"),
+    ("ThreadTime", "CPU time (ThreadTime: the same work, without the waits for a busy machine's CPUs)"),
+)
 
 
 async def durations(cdp: Any) -> dict[str, float]:
     """Chromium's main-thread seconds so far: all its tasks (TaskDuration), and the script, style and layout in them."""
     metrics = (await cdp.send("Performance.getMetrics"))["metrics"]
-    return {m["name"]: float(m["value"]) for m in metrics if m["name"].endswith("Duration")}
+    return {m["name"]: float(m["value"]) for m in metrics if m["name"].endswith(("Duration", "ThreadTime"))}
 
 
 def busy_parts(before: dict[str, float], after: dict[str, float], wall: float) -> str:
@@ -390,7 +395,8 @@ def report(args: argparse.Namespace, drawn: list[list[Any]], sent: list[tuple[in
         if first[1]:
             on_screen.append(first[0] - at)
     p95 = percentile(latencies, 0.95) if latencies else float("inf")
-    print(f"\n{platform.platform()}, Python {platform.python_version()}, Chromium headless, {os.cpu_count()} CPUs")
+    print(f"\n{platform.platform()}, Python {platform.python_version()}, Chromium headless, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f} at the end")  # fmt: skip
     print(f"{args.boards} boards, {len(sent)} moves at {args.rate:g}/s over {wall:.1f} s "
           f"(each game about every {args.boards / args.rate:.0f} s)")  # fmt: skip
     print(f"webhook → drawn, all boards:     {figures(latencies)}")
