@@ -8,7 +8,7 @@ game: the first click only asks again, the second gives it, and the board's menu
 finished game. Before that, the menu offers pause but not resume while the clocks run, and says what changed.
 
 A leave request is a case with "grant leave" (minutes) and "refuse" (with a reason) on its card; the player's page
-shows each answer. Screenshots at 1366x768 go to tests/browser/artifacts/.
+shows each answer. Screenshots at 1366x768 (the desk's also at 1920x1080) go to tests/browser/artifacts/.
 """
 
 from __future__ import annotations

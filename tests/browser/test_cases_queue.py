@@ -5,7 +5,7 @@ Li (chief) logs in to the Chinese desk: a pending no-show verdict (``confirm_tim
 its article and its facts in words; sixteen "another person" findings of one player are one case with sixteen
 occurrences, their lines and the best evidence on demand. In English the same; the kind filter; the verdict confirmed
 from the queue (the game is over, Black wins); the other case dismissed with a reason by the bulk action. Screenshots
-at 1366x768 go to tests/browser/artifacts/.
+at 1366x768 (the desk's also at 1920x1080) go to tests/browser/artifacts/.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ dialog's preview says why and offers no submit; the server refuses a forged requ
 menu he pauses and resumes the clocks, is refused the declaration of a result (16.3), watches a player's camera come
 up (indicator and thumbnail, from a real aiortc peer), messages the player, and sees the camera lost when it goes. Li
 (chief) then gives the second violation, which loses the game (15.3: confirmed by a second click), and the board
-shows the result. Screenshots at 1366x768 go to
-tests/browser/artifacts/.
+shows the result. Screenshots at 1366x768 (each view also at
+1920x1080) go to tests/browser/artifacts/.
 
 CI installs Chromium, so there this module never skips.
 """

@@ -5,7 +5,8 @@ A short game is played; a camera finding and an arbiter's incident are raised on
 gives the penalties of the ladder until the second violation loses the game (15.3). Zhao (review panel) logs in through
 the page, opens the game and finds the moves, the incident, the penalty with its article and the result in the
 timeline; the replay slider and a click on a timeline row show the board after that ply; the PDF export link answers a
-PDF, and the audit check is ok. A screenshot at 1366x768 goes to tests/browser/artifacts/review.png.
+PDF, and the audit check is ok. Screenshots at 1366x768 and
+1920x1080 go to tests/browser/artifacts/review.png and review-1920x1080.png.
 
 CI installs Chromium, so there this module never skips.
 """
