@@ -8,7 +8,7 @@ game: the first click only asks again, the second gives it, and the board's menu
 finished game. Before that, the menu offers pause but not resume while the clocks run, and says what changed.
 
 A leave request is a case with "grant leave" (minutes) and "refuse" (with a reason) on its card; the player's page
-shows each answer. Screenshots at 1366x768 go to tests/browser/artifacts/.
+shows each answer. Screenshots at 1366x768 (the desk's also at 1920x1080) go to tests/browser/artifacts/.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from proctor.database import create_database_engine
 from proctor.events import load_event_file
 from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
+from tests.browser.screenshots import ARTIFACTS, views
 from tests.browser.test_cases_queue import game
 from tests.browser.test_dashboard import (
-    ARTIFACTS,
     EVENT_EXAMPLE,
     LI_TOKEN,
     Served,
@@ -167,7 +167,7 @@ async def li_confirms_a_loss(page: Page, served: Served, board: int) -> None:
     controls, left = await offered(page, board)
     assert controls == [], controls  # nothing changes a finished game
     assert {"declare-result", "pause", "resume", "adjust"} <= set(left.split())
-    await page.screenshot(path=str(ARTIFACTS / "arbiter-penalised-en.png"))
+    await views(page, "arbiter-penalised-en")
 
 
 async def test_the_penalty_preview_and_the_confirmation_of_a_loss(served: Served) -> None:

@@ -5,7 +5,7 @@ Li (chief) logs in to the Chinese desk: a pending no-show verdict (``confirm_tim
 its article and its facts in words; sixteen "another person" findings of one player are one case with sixteen
 occurrences, their lines and the best evidence on demand. In English the same; the kind filter; the verdict confirmed
 from the queue (the game is over, Black wins); the other case dismissed with a reason by the bulk action. Screenshots
-at 1366x768 go to tests/browser/artifacts/.
+at 1366x768 (the desk's also at 1920x1080) go to tests/browser/artifacts/.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from proctor.events import load_event_file
 from proctor.settings import Settings
 from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
-from tests.browser.test_dashboard import ARTIFACTS, EVENT_EXAMPLE, LI_TOKEN, Served, add_arbiter, log_in, serve
+from tests.browser.screenshots import ARTIFACTS, views
+from tests.browser.test_dashboard import EVENT_EXAMPLE, LI_TOKEN, Served, add_arbiter, log_in, serve
 from tests.proctor.conftest import Platformer, iso, register_platform
 from tests.video.frames import scene
 
@@ -132,7 +133,7 @@ async def the_english_queue(page: Page) -> None:
     await page.wait_for_function(COUNT.format(n=1))
     await page.select_option("#cases-kind", "")
     await page.wait_for_function(COUNT.format(n=2))
-    await page.screenshot(path=str(ARTIFACTS / "arbiter-cases-en.png"))
+    await views(page, "arbiter-cases-en")
 
 
 async def acted_on_from_the_queue(page: Page, served: Served) -> None:

@@ -7,8 +7,8 @@ dialog's preview says why and offers no submit; the server refuses a forged requ
 menu he pauses and resumes the clocks, is refused the declaration of a result (16.3), watches a player's camera come
 up (indicator and thumbnail, from a real aiortc peer), messages the player, and sees the camera lost when it goes. Li
 (chief) then gives the second violation, which loses the game (15.3: confirmed by a second click), and the board
-shows the result. Screenshots at 1366x768 go to
-tests/browser/artifacts/.
+shows the result. Screenshots at 1366x768 (each view also at
+1920x1080) go to tests/browser/artifacts/.
 
 CI installs Chromium, so there this module never skips.
 """
@@ -41,12 +41,12 @@ from proctor.models import Arbiter
 from proctor.settings import Settings
 from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
+from tests.browser.screenshots import ARTIFACTS, views
 from tests.proctor.conftest import Platformer, iso, register_platform
 from tests.proctor.test_camera import ScriptedCamera, connect
 from tests.video.frames import scene
 
 EVENT_EXAMPLE = Path(__file__).parents[2] / "examples" / "national-youth-2021.toml"
-ARTIFACTS = Path(__file__).parent / "artifacts"
 PASSWORD = "correct horse battery"
 LI_TOKEN, WANG_TOKEN = "token-li", "token-wang"
 CHIMES = "() => Number(document.body.dataset.chimes || 0)"
@@ -290,7 +290,7 @@ async def wang_is_refused(page: Page, served: Served, g1: int, figures: dict[str
     figures["api_incident_to_queue_s"] = await wait_for_case(page, "extra-person", raised)
     await page.wait_for_selector(OPEN_CASE.format(kind="feed-gap"), timeout=5_000)  # the feed gap's case
     await page.wait_for_timeout(300)
-    await page.screenshot(path=str(ARTIFACTS / "arbiter-round.png"))
+    await views(page, "arbiter-round")
     await page.locator("#queue").screenshot(path=str(ARTIFACTS / "arbiter-queue.png"))
 
     await page.click("#lang")
@@ -300,7 +300,7 @@ async def wang_is_refused(page: Page, served: Served, g1: int, figures: dict[str
     assert await page.text_content("#round-title") == "Live round"
     await page.wait_for_selector(f"{card}[data-last-move='g7']", timeout=5_000)
     await page.wait_for_selector(OPEN_CASE.format(kind="extra-person"), timeout=5_000)
-    await page.screenshot(path=str(ARTIFACTS / "arbiter-round-en.png"))
+    await views(page, "arbiter-round-en")
 
     answer = await penalty_through_page(page, "extra-person", "36.4.2", "same again")
     assert answer["status"] is None and answer["preview"]["allowed"] == "false"  # nothing to submit
@@ -395,7 +395,7 @@ async def li_gives_the_loss(page: Page, served: Served, g1: int, second: int) ->
     await page.wait_for_selector(f"{card}[data-status='over'][data-result='black']", timeout=3_000)
     assert "Black wins" in (await page.text_content(f"{card} .line.state") or "")
     await page.locator(card).scroll_into_view_if_needed()
-    await page.screenshot(path=str(ARTIFACTS / "arbiter-result.png"))
+    await views(page, "arbiter-result")
 
 
 async def test_the_arbiters_desk_in_a_real_browser(served: Served) -> None:

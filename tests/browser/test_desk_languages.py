@@ -19,8 +19,8 @@ from proctor.database import create_database_engine
 from proctor.events import load_event_file
 from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
+from tests.browser.screenshots import ARTIFACTS, views
 from tests.browser.test_dashboard import (
-    ARTIFACTS,
     EVENT_EXAMPLE,
     LI_TOKEN,
     Served,
@@ -114,7 +114,7 @@ async def test_the_english_desk_has_no_chinese_and_the_chinese_desk_no_english(s
             assert not english, english
             queue = await page.text_content("#cases") or ""
             assert "之后平台显示" in queue and "数据流缺口：序号" in queue, queue  # the summaries' facts in words
-            await page.screenshot(path=str(ARTIFACTS / "desk-zh.png"))
+            await views(page, "desk-zh")
 
             await page.click("#lang")  # switched on the page: everything already shown is said again
             await page.wait_for_timeout(500)
@@ -123,7 +123,7 @@ async def test_the_english_desk_has_no_chinese_and_the_chinese_desk_no_english(s
             assert await page.text_content("#time-zone") == "Times: Asia/Shanghai (UTC+08:00)"
             cases = await page.text_content("#cases") or ""
             assert "the platform shows 0:01, the service" in cases and " ms " not in cases, cases
-            await page.screenshot(path=str(ARTIFACTS / "desk-en.png"))
+            await views(page, "desk-en")
             await page.reload()
             await page.wait_for_selector("#who[data-name='Li']", timeout=5_000)
             await page.wait_for_selector("#cases .case", timeout=5_000)

@@ -24,7 +24,8 @@ from playwright.async_api import Page, ViewportSize, async_playwright
 from proctor.database import create_database_engine
 from proctor.events import load_event_file
 from tests.browser.chromium import launch
-from tests.browser.test_dashboard import ARTIFACTS, EVENT_EXAMPLE, LI_TOKEN, Served, served
+from tests.browser.screenshots import ARTIFACTS
+from tests.browser.test_dashboard import EVENT_EXAMPLE, LI_TOKEN, Served, served
 from tests.browser.test_desk_languages import CJK, leftovers
 
 __all__ = ["served"]  # the fixture, imported from the arbiters' dashboard test

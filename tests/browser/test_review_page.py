@@ -5,7 +5,8 @@ A short game is played; a camera finding and an arbiter's incident are raised on
 gives the penalties of the ladder until the second violation loses the game (15.3). Zhao (review panel) logs in through
 the page, opens the game and finds the moves, the incident, the penalty with its article and the result in the
 timeline; the replay slider and a click on a timeline row show the board after that ply; the PDF export link answers a
-PDF, and the audit check is ok. A screenshot at 1366x768 goes to tests/browser/artifacts/review.png.
+PDF, and the audit check is ok. Screenshots at 1366x768 and
+1920x1080 go to tests/browser/artifacts/review.png and review-1920x1080.png.
 
 CI installs Chromium, so there this module never skips.
 """
@@ -22,8 +23,8 @@ from proctor.database import create_database_engine
 from proctor.events import load_event_file
 from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
+from tests.browser.screenshots import ARTIFACTS, views
 from tests.browser.test_dashboard import (
-    ARTIFACTS,
     LI_TOKEN,
     Served,
     add_arbiter,
@@ -198,7 +199,7 @@ async def test_the_review_page_in_a_real_browser(served: Served) -> None:
             await check_the_replay(page)
             await check_the_exports(page, served, game)
             await page.click("#timeline tbody tr[data-type=incident][data-incident='2']")
-            await page.screenshot(path=str(ARTIFACTS / "review.png"))
+            await views(page, "review")
             await check_the_searches(page)
             assert errors == []
         finally:
