@@ -74,7 +74,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run by hand f
 
 import video.analysis
 from tests.video.frames import composed, room_photo
-from video.checks import Box, FaceDetector, Finding, Frame, Observation, Scene, Thresholds, observe
+from video.checks import Finding, Observation, Thresholds, observe
 from video.detectors import available_detector
 from video.ingest import Ingest, IngestSettings
 from video.segmentation import available_segmenter
@@ -228,19 +228,11 @@ latencies: list[float] = []
 recording = False
 
 
-def timed_observe(
-    frame: Frame,
-    at: float,
-    previous: NDArray[np.float32] | None,
-    detector: FaceDetector | None,
-    known_faces: tuple[Box, ...] | None = None,
-    people: NDArray[np.float32] | None = None,
-    scene: Scene | None = None,
-) -> tuple[Observation, NDArray[np.float32]]:
+def timed_observe(*args: Any, **kwargs: Any) -> tuple[Observation, NDArray[np.float32]]:
     """``video.checks.observe``, recording how long after its receipt each frame's analysis ended."""
-    result = observe(frame, at, previous, detector, known_faces, people, scene)
+    result = observe(*args, **kwargs)
     if recording:
-        latencies.append(time.time() - at)
+        latencies.append(time.time() - result[0].at)
     return result
 
 

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from video.checks import (
     BODY_MIN_SHARE,
     MOVING_LEVEL,
+    Bands,
     Box,
     FaceDetector,
     Finding,
@@ -29,7 +30,10 @@ from video.checks import (
     Monitor,
     Observation,
     Scene,
+    detail_bands,
+    grid_shape,
     observe,
+    to_grey,
 )
 from video.segmentation import PersonSegmenter
 
@@ -97,6 +101,10 @@ class FrameAnalyser:
     last_small: NDArray[np.float32] | None = None
     last_faces: tuple[Box, ...] = ()
     last_mask: NDArray[np.float32] | None = None
+    last_bands: Bands | None = None
+    """The picture's detail bands (the blur check's, :func:`video.checks.detail_bands`) from the frame the models last
+    ran on, reused with its mask until they run again: a background blurred, or the room changed, stirs them within
+    :attr:`face_interval_s` (the blur check is judged over seconds)."""
     searched_at: float = float("-inf")
     scene: Scene | None = None
     """The stream when the player was last seen alone with their face in view."""
@@ -127,8 +135,10 @@ class FrameAnalyser:
         self.searches += due
         if due and self.people is not None:
             self.last_mask = self.people.segment(image)
+        if due or self.last_bands is None:
+            self.last_bands = detail_bands(to_grey(image), grid_shape(image))
         observation, small = observe(image, at, self.last_small, self.faces, None if due else self.last_faces,
-                                     self.last_mask, self.scene)  # fmt: skip
+                                     self.last_mask, self.scene, self.last_bands)  # fmt: skip
         if due:
             self.last_faces, self.searched_at, self.stirred = observation.faces, at, False
             self.unsettled = len(observation.faces) != 1 or observation.new_body >= BODY_MIN_SHARE
