@@ -155,7 +155,7 @@ def measure(images: list[Frame], times: list[float], repeat: int, faces_model: A
         bands = [checks.detail_bands(grey, shape) for grey, shape in zip(greys, shapes, strict=True)]
         costs.parts["observe, bands given"] = cost(
             lambda i: observe(images[i], times[i], grids[i - 1] if i else None, None, found[i], masks[i], scene,
-                              bands[i]), n, repeat)  # fmt: skip
+                              bands=bands[i]), n, repeat)  # fmt: skip
         costs.notes["observe, bands given"] = "the frames between the models' runs"
     return costs
 

@@ -35,8 +35,24 @@ def _num(value: float | None, spec: str = ".2f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _box(box: Any) -> str:
+    return "-" if box is None else f"{box.x},{box.y} {box.width}x{box.height}"
+
+
+def _state(analyser: Any, o: Any) -> str:
+    """The analyser's memory after the frame: the faces found, the scene's age, the player's face at the scene and
+    when last seen, and whether the player counts as bent down."""
+    scene = analyser.scene
+    age = "-" if scene is None else f"{o.at - scene.at:.1f}"
+    faces = " ".join(_box(f) for f in o.faces) or "-"
+    return (
+        f"  | faces {faces} scene-age {age} rest {_box(analyser.rest_face)} last {_box(analyser.last_face)}"
+        f"{' BENT' if o.bent_down else ''}"
+    )
+
+
 def trace(name: str, cutouts: dict[str, Cutout], paths: dict[str, Path], faces: FaceDetector | None, people: Any,
-          start: float, end: float, save: Path | None) -> None:  # fmt: skip
+          start: float, end: float, save: Path | None, state: bool = False) -> None:  # fmt: skip
     specs = [s for s in scenarios() if name in s.name]
     if not specs:
         print(f"{name}: no such clip")
@@ -66,7 +82,8 @@ def trace(name: str, cutouts: dict[str, Cutout], paths: dict[str, Path], faces: 
             print(f"{at:6.1f} {truth:>5} {len(o.faces):>5} {_num(o.people):>6} {o.new_body:5.2f} "
                   f"{'-' if o.player_seen is None else 'yn'[not o.player_seen]:>4} {_num(o.moving):>6} "
                   f"{_num(o.background_change):>5} {_num(o.background_sharpness):>7} {_num(o.person_sharpness):>6} "
-                  f"{_num(o.background_structure, '.1f'):>6}  {raised}")  # fmt: skip
+                  f"{_num(o.background_structure, '.1f'):>6}  {raised}"
+                  f"{_state(analyser, o) if state else ''}")  # fmt: skip
             if save is not None:
                 save.mkdir(parents=True, exist_ok=True)
                 cv2.imwrite(str(save / f"{spec.name}-{at:07.2f}.jpg"), frame)
@@ -78,6 +95,7 @@ def main() -> None:
     parser.add_argument("--from", dest="start", type=float, default=0.0)
     parser.add_argument("--to", dest="end", type=float, default=1e9)
     parser.add_argument("--save", type=Path, default=None)
+    parser.add_argument("--state", action="store_true", help="the analyser's memory after each frame")
     parser.add_argument("--models", type=Path, default=ROOT / "models")
     args = parser.parse_args()
     cv2.setNumThreads(1)
@@ -86,7 +104,7 @@ def main() -> None:
     faces, people, note = load_models("auto", args.models)
     print(note)
     for name in args.names:
-        trace(name, cutouts, paths, faces, people, args.start, args.end, args.save)
+        trace(name, cutouts, paths, faces, people, args.start, args.end, args.save, args.state)
 
 
 if __name__ == "__main__":

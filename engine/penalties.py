@@ -226,19 +226,11 @@ class PenaltyBook:
     def violations(self, player: Player) -> int:
         return sum(1 for p in self.penalties if p.player is player and p.kind is PenaltyKind.VIOLATION)
 
-    def decide(
-        self,
-        *,
-        player: Player,
-        offence: str,
-        role: Role,
-        arbiter: str,
-        at: int,
-        policy: PenaltyPolicy,
-        evidence: tuple[str, ...] = (),
-        kind: PenaltyKind | None = None,
-    ) -> tuple[PenaltyBook, PenaltyDecision]:
-        """Apply the ladder for ``offence`` (or, for the committee, ``kind=DISQUALIFICATION``) and check authority."""
+    def step(
+        self, *, player: Player, offence: str, policy: PenaltyPolicy, kind: PenaltyKind | None = None
+    ) -> LadderStep:
+        """What the ladder gives ``player`` for ``offence`` now (or, with ``kind=DISQUALIFICATION``, the committee's
+        disqualification), before anyone's authority is checked: a preview changes nothing."""
         if kind is PenaltyKind.DISQUALIFICATION:
             found = Offence(
                 offence, "serious disruption of the competition (reported by the chief arbiter)", Ladder.LOSS
@@ -257,18 +249,66 @@ class PenaltyBook:
             )
         else:
             chosen, reason = _ladder_step(found, ladder, occurrence)
-        allowed = AUTHORITY[chosen]
-        if role not in allowed:
-            raise AuthorityError(
-                f"a {chosen.value} ({reason}) can only be given by {_WHO[chosen]}, not by the {role.value}",
-                _AUTHORITY_ARTICLE[chosen],
-            )
-        penalty = Penalty(player, chosen, found.article, occurrence, role, arbiter, at, reason, evidence)
-        book = replace(self, penalties=(*self.penalties, penalty))
         loses = chosen in (PenaltyKind.LOSS, PenaltyKind.DISQUALIFICATION) or (
-            chosen is PenaltyKind.VIOLATION and book.violations(player) >= 2
+            chosen is PenaltyKind.VIOLATION and self.violations(player) + 1 >= 2
         )
-        return book, PenaltyDecision(penalty, loses)
+        return LadderStep(found, ladder, occurrence, chosen, reason, loses)
+
+    def decide(
+        self,
+        *,
+        player: Player,
+        offence: str,
+        role: Role,
+        arbiter: str,
+        at: int,
+        policy: PenaltyPolicy,
+        evidence: tuple[str, ...] = (),
+        kind: PenaltyKind | None = None,
+    ) -> tuple[PenaltyBook, PenaltyDecision]:
+        """Apply the ladder for ``offence`` (or, for the committee, ``kind=DISQUALIFICATION``) and check authority."""
+        step = self.step(player=player, offence=offence, policy=policy, kind=kind)
+        refusal = step.refusal(role)
+        if refusal is not None:
+            raise AuthorityError(refusal, step.authority_article)
+        penalty = Penalty(player, step.kind, step.offence.article, step.occurrence, role, arbiter, at, step.reason,
+                          evidence)  # fmt: skip
+        book = replace(self, penalties=(*self.penalties, penalty))
+        return book, PenaltyDecision(penalty, step.loses_game)
+
+
+@dataclass(frozen=True, slots=True)
+class LadderStep:
+    """What the ladder gives for an offence now (:meth:`PenaltyBook.step`), and who may give it (16)."""
+
+    offence: Offence
+    ladder: Ladder
+    occurrence: int
+    """How many times the player will have committed this offence in this game, this one included."""
+    kind: PenaltyKind
+    reason: str
+    """The ladder step and the articles applied, as :attr:`Penalty.reason` says them."""
+    loses_game: bool
+    """A loss, a disqualification, or a violation that is the player's second in the game (15.3, 18.14)."""
+
+    @property
+    def may_give(self) -> frozenset[Role]:
+        return AUTHORITY[self.kind]
+
+    @property
+    def authority_article(self) -> str:
+        """The article of 16 that says who may give this kind of penalty."""
+        return _AUTHORITY_ARTICLE[self.kind]
+
+    @property
+    def who_may(self) -> str:
+        return _WHO[self.kind]
+
+    def refusal(self, role: Role) -> str | None:
+        """Why ``role`` may not give this penalty (16); None when it may."""
+        if role in self.may_give:
+            return None
+        return f"a {self.kind.value} ({self.reason}) can only be given by {self.who_may}, not by the {role.value}"
 
 
 def _ladder_step(offence: Offence, ladder: Ladder, occurrence: int) -> tuple[PenaltyKind, str]:

@@ -11,8 +11,13 @@ Formats:
   offered, ``swap`` the number of stones on the board at each swap; the full token list (with every decision, in
   order) is kept in an extra ``actions`` attribute that other readers ignore and this reader prefers.
 - PSQ (Gomocup): ``Piskvorky 15x15, 11:11, 0``, then one ``x,y,ms`` line per stone (1-based, x = column, y counted
-  from the top as on Piskvork's screen, so h8 = ``8,8``), then the players' names.  PSQ has no place for passes or
-  opening decisions: writing a record with them is refused.
+  from the top as on Piskvork's screen, so h8 = ``8,8``), then the players' names (two lines, Black's then White's)
+  and the result code line ``-1``.  PSQ has no field for an opening protocol's decisions: Piskvork reads the header,
+  the stone lines and the two name lines, and ignores what follows, so a record with decisions (swaps, a declared
+  number, candidates offered and chosen, Swap2's ``add2``) has them in ``key: value`` info lines after the code line
+  (:data:`PSQ_INFO_KEYS`): ``rule``, ``opening``, ``swap`` and ``alt`` (as RIF's attributes) and ``actions`` (every
+  token in order, preferred by this reader).  The stones keep their colours by alternation, as PSQ implies: a pass
+  breaks it (two stones of one colour in a row), so a record with a pass is refused.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from xml.etree import ElementTree
 
-from engine.actions import Action, Choose, Offer, Stone, Swap, parse_action
+from engine.actions import Action, Choose, Offer, Pass, Stone, Swap, parse_action
 from engine.board import SIZE, column_of, format_point, point_at, row_of
 from engine.errors import IllegalActionError, NotationError, RecordError
 from engine.game import Game, GameSettings, Outcome
@@ -236,9 +241,17 @@ def write_rif(records: list[GameRecord]) -> str:
 
 _PSQ_HEADER = re.compile(r"^Piskvorky\s+(\d+)x(\d+)", re.IGNORECASE)
 _PSQ_MOVE = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(-?\d+))?\s*$")
+_PSQ_CODE = re.compile(r"^\s*-?\d+\s*$")
+_PSQ_INFO = re.compile(r"^([a-z]+):\s?(.*)$")
+PSQ_INFO_KEYS = ("rule", "opening", "swap", "alt", "actions")
+"""The info lines after a PSQ record's code line, in the order written: the rule set, the opening protocol, the
+number of stones on the board at each swap, the fifth-move candidates offered, and every action's token in order."""
 
 
 def read_psq(text: str, rule: str = "freestyle") -> GameRecord:
+    """A PSQ record: the stones, the names (the first two lines after the stones, up to the code line), and the
+    decisions of its info lines (``actions`` preferred; else ``swap`` and ``alt`` put back among the stones, as for
+    RIF).  ``rule`` is the rule set when no ``rule`` line names one (Gomocup's PSQ files are freestyle)."""
     lines = text.splitlines()
     if not lines or not _PSQ_HEADER.match(lines[0].strip()):
         raise RecordError("a PSQ record starts with a 'Piskvorky 15x15, …' line")
@@ -247,36 +260,85 @@ def read_psq(text: str, rule: str = "freestyle") -> GameRecord:
     width, height = int(header.group(1)), int(header.group(2))
     if (width, height) != (SIZE, SIZE):
         raise RecordError(f"PSQ board {width}x{height}: only 15x15 is played under these rules (art. 1)")
-    actions: list[Action] = []
+    stones: list[Stone] = []
+    index = 1
+    while index < len(lines) and (match := _PSQ_MOVE.match(lines[index])):
+        x, y = int(match.group(1)), int(match.group(2))
+        if not (1 <= x <= SIZE and 1 <= y <= SIZE):
+            raise RecordError(f"line {index + 1}: {x},{y} is off the 15x15 board")
+        stones.append(Stone(point_at(x - 1, SIZE - y)))
+        index += 1
     names: list[str] = []
-    for number, line in enumerate(lines[1:], start=2):
-        match = _PSQ_MOVE.match(line)
-        if match and not names:
-            x, y = int(match.group(1)), int(match.group(2))
-            if not (1 <= x <= SIZE and 1 <= y <= SIZE):
-                raise RecordError(f"line {number}: {x},{y} is off the 15x15 board")
-            actions.append(Stone(point_at(x - 1, SIZE - y)))
-        elif line.strip() and not re.fullmatch(r"-?\d+", line.strip()):
+    info: dict[str, str] = {}
+    rest = lines[index:]
+    for at, line in enumerate(rest):
+        if _PSQ_CODE.match(line):
+            for after in rest[at + 1 :]:
+                found = _PSQ_INFO.match(after.strip())
+                if found and found.group(1) in PSQ_INFO_KEYS:
+                    info[found.group(1)] = found.group(2).strip()
+            break
+        if len(names) < 2:
             names.append(line.strip())
+    try:
+        actions = _psq_actions(stones, info)
+    except (NotationError, RecordError) as error:
+        raise RecordError(f"PSQ info lines: {error}") from None
     return GameRecord(
-        rule=rule,
+        rule=info.get("rule") or rule,
+        opening=info.get("opening") or None,
         actions=tuple(actions),
         black=names[0] if names else "",
         white=names[1] if len(names) > 1 else "",
     )
 
 
+def _psq_actions(stones: list[Stone], info: dict[str, str]) -> list[Action]:
+    """The actions of a PSQ record: its ``actions`` line when there is one (its stones must be the stone lines'),
+    else the stones with the ``swap`` and ``alt`` decisions put back."""
+    if "actions" not in info:
+        return _rebuild_decisions(stones, info.get("alt", ""), info.get("swap", ""))
+    actions = [parse_action(token) for token in info["actions"].split()]
+    placed = [a.point for a in actions if isinstance(a, (Stone, Choose))]
+    if placed != [s.point for s in stones]:
+        raise RecordError("the 'actions' line places other stones than the stone lines")
+    return actions
+
+
 def write_psq(record: GameRecord, times_ms: list[int] | None = None) -> str:
-    if any(not isinstance(a, Stone) for a in record.actions):
-        kinds = sorted({a.token().split(":")[0] for a in record.actions if not isinstance(a, Stone)})
-        raise RecordError(f"PSQ can hold only stones; this record also has: {', '.join(kinds)}")
+    """The record as PSQ: the stones with their times, both names, the code line ``-1``, then, for a record with an
+    opening protocol's decisions, the info lines (:data:`PSQ_INFO_KEYS`).  A pass is a RecordError."""
+    if any(isinstance(a, Pass) for a in record.actions):
+        raise RecordError(
+            "PSQ gives each stone its colour by alternation: after a pass the stones would take the wrong colours "
+            "(use RIF, which keeps every action)"
+        )
     lines = [f"Piskvorky {SIZE}x{SIZE}, 11:11, 0"]
     for index, point in enumerate(record.stones()):
         ms = times_ms[index] if times_ms and index < len(times_ms) else 0
         lines.append(f"{column_of(point) + 1},{SIZE - row_of(point)},{ms}")
-    lines.extend(name for name in (record.black, record.white) if name)
-    lines.append("-1")
+    lines += [_psq_name(record.black), _psq_name(record.white), "-1"]
+    if any(not isinstance(a, Stone) for a in record.actions):
+        offers = [a for a in record.actions if isinstance(a, Offer)]
+        swaps, stones = [], 0
+        for action in record.actions:
+            if isinstance(action, (Stone, Choose)):
+                stones += 1
+            elif isinstance(action, Swap):
+                swaps.append(str(stones))
+        info = {
+            "rule": record.rule, "opening": record.opening or "", "swap": " ".join(swaps),
+            "alt": " ".join(format_point(p) for p in offers[-1].points) if offers else "",
+            "actions": " ".join(record.tokens),
+        }  # fmt: skip
+        lines += [f"{key}: {value}" for key, value in info.items() if value]
     return "\n".join(lines) + "\n"
+
+
+def _psq_name(name: str) -> str:
+    """A name on one line that no PSQ reader takes for a stone or the code line."""
+    text = " ".join(name.split())
+    return "" if _PSQ_MOVE.match(text) or _PSQ_CODE.match(text) else text
 
 
 def record_from_game(game: Game, black: str = "", white: str = "", **info: str) -> GameRecord:

@@ -47,6 +47,7 @@ from sqlmodel import col
 from engine.penalties import Role
 from proctor.accounts import Identity, token_hash
 from proctor.assignments import require_assigned_to_player
+from proctor.camera_roster import StreamSnapshot
 from proctor.ear_checks import ARTICLE as EAR_ARTICLE
 from proctor.ear_checks import SECONDS as EAR_CHECK_SECONDS
 from proctor.ear_checks import DueCheck, EarCheckPolicy, EarCheckScheduler
@@ -54,7 +55,7 @@ from proctor.errors import BadRequestError, ConflictError, ExpiredError, NotFoun
 from proctor.events import CHECKS, PolicySpec
 from proctor.media_retention import expired_media, retire_media
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
-from proctor.player_view import leave_answer, leave_requesters, player_place
+from proctor.player_view import LEAVE_REQUEST, leave_answer, leave_requesters, player_place
 from proctor.service import Service
 from proctor.settings import Settings
 from proctor.staging import Batch
@@ -68,6 +69,7 @@ from video.ingest import (
     Ingest,
     IngestSettings,
     StreamPolicy,
+    StreamSession,
     ear_crop,
     face_centre,
     face_turn,
@@ -106,6 +108,45 @@ def issue_stream_token(connection: Connection, player_ref: str, now: int, expire
     connection.execute(insert(StreamToken).values(token_hash=token_hash(token), player_ref=player_ref, created_ms=now,
                                                   expires_ms=expires_ms))  # fmt: skip
     return token
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedLink:
+    """A stream link just issued: the token itself exists only here (the database keeps its hash)."""
+
+    player_ref: str
+    token: str
+    expires_ms: int
+
+    @property
+    def path(self) -> str:
+        return f"/play/{self.token}"
+
+
+def issue_audited_link(
+    service: Service,
+    connection: Connection,
+    batch: Batch,
+    who: Identity,
+    player_ref: str,
+    now: int,
+    ttl_s: int,
+    section: str | None = None,
+) -> IssuedLink:
+    """Issue the player's stream link (the earlier one revoked) with an audit entry ``stream-link.issued`` (subject
+    ``player:REF``): who, until when, how many earlier links it revoked, and the section when issued for a whole one.
+    Assignments are the caller's to check, in this transaction."""
+    revoked = len(connection.execute(
+        select(col(StreamToken.id))
+        .where(col(StreamToken.player_ref) == player_ref, col(StreamToken.revoked_ms).is_(None))
+    ).all())  # fmt: skip
+    expires = token_expiry(connection, player_ref, now, ttl_s)
+    token = issue_stream_token(connection, player_ref, now, expires)
+    detail: dict[str, Any] = {"expires": expires, "revoked": revoked}
+    if section is not None:
+        detail["section"] = section
+    service.audit(connection, batch, now, who.label, "stream-link.issued", f"player:{player_ref}", detail)
+    return IssuedLink(player_ref, token, expires)
 
 
 def event_end_ms(ends: str) -> int | None:
@@ -155,11 +196,20 @@ def expired_text(expires_ms: int | None) -> str:
     return f"this link expired{when}: ask the arbiter for a new link"
 
 
+REPLACED_TEXT = "this link was replaced by a new one: ask the arbiter for the new link"
+
+
+def token_replaced(connection: Connection, token: str) -> bool:
+    """Whether this is a stream token that was revoked by a new one (its page says so: 404, in words)."""
+    row = _token_row(connection, token)
+    return row is not None and row.revoked_ms is not None
+
+
 def token_ended(connection: Connection, token: str, player_ref: str, now: int) -> str | None:
     """Why the player's stream token no longer opens their page (None while it does)."""
     row = _token_row(connection, token)
     if row is None or row.player_ref != player_ref or row.revoked_ms is not None:
-        return "this link was replaced by a new one: ask the arbiter for the new link"
+        return REPLACED_TEXT
     if row.expires_ms is None or row.expires_ms <= now:
         return expired_text(row.expires_ms)
     return None
@@ -825,14 +875,47 @@ class Camera:
         on this stream and on any the player opens later (and after a restart)."""
         self.require_known(player_ref)
         at = now_ms()
+        action = self._leave(who, player_ref, minutes, reason, incident, at)
+        row_id, _ = await self._record_control(action, at)
+        return self._left(player_ref, row_id, incident, at + minutes * 60_000, minutes)
+
+    async def grant_leave_on_case(self, who: Identity, case_id: int, minutes: int, reason: str) -> dict[str, Any]:
+        """A leave request's case answered: leave granted (as :meth:`grant_leave`, noted on the request) and the case
+        closed as ``granted``, in one transaction; the player's page is told."""
+        at = now_ms()
+
+        def grant(connection: Connection, batch: Batch) -> tuple[str, int, int]:
+            casebook = self.service.casebook
+            head = casebook.open_case(connection, batch, case_id, who, kind=LEAVE_REQUEST)
+            player_ref = head.player_ref
+            if player_ref is None:
+                raise BadRequestError(f"case {case_id} names no player")
+            incident = casebook.case_incident(connection, head)
+            row_id, _ = self._leave(who, player_ref, minutes, reason, incident, at).record(
+                self.service, connection, batch, at
+            )
+            detail = {"minutes": minutes, "until": at + minutes * 60_000, "camera_action": row_id, "incident": incident}
+            casebook.close(batch, head, who, "grant-leave", reason, detail, at)
+            return player_ref, row_id, incident
+
+        player_ref, row_id, incident = await self.writer.submit(grant)
+        return {"case": case_id, "action": "grant-leave", "status": "granted",
+                **self._left(player_ref, row_id, incident, at + minutes * 60_000, minutes)}  # fmt: skip
+
+    @staticmethod
+    def _leave(
+        who: Identity, player_ref: str, minutes: int, reason: str, incident: int | None, at: int
+    ) -> CameraControl:
         until = at + minutes * 60_000
         clock = time.strftime("%H:%M", time.gmtime(until / 1000))
-        action = CameraControl(
+        return CameraControl(
             who, player_ref, "leave", incident, {"minutes": minutes, "until": until, "reason": reason},
             {"minutes": minutes, "until_ms": until, "reason_sha256": _sha256(reason.encode())},
             f"leave of the area granted for {minutes} min, until {clock} UTC (36.4.1): {reason}",
         )  # fmt: skip
-        row_id, _ = await self._record_control(action, at)
+
+    def _left(self, player_ref: str, row_id: int, incident: int | None, until: int, minutes: int) -> dict[str, Any]:
+        """A leave granted and stored: the left-area check told, the player's pages too."""
         if self.ingest is not None:
             self.ingest.grant_leave(player_ref, until / 1000)
         self.tell(player_ref, "leave", {"until": until, "minutes": minutes})
@@ -896,6 +979,23 @@ class Camera:
         achieved = session.rate_achieved(time.time())
         return {"rate": None if achieved is None else round(achieved, 2), "target": target,
                 "degraded": session.degraded, "status": "analysis-degraded" if session.degraded else "ok"}  # fmt: skip
+
+    def stream_snapshots(self) -> dict[str, StreamSnapshot]:
+        """The camera roster's view of every stream this process has seen, by player: up or ended, since when,
+        frozen, analysis-degraded (on the event loop, where the ingest changes them)."""
+        snapshots: dict[str, StreamSnapshot] = {}
+        if self.ingest is None:
+            return snapshots
+        for ref in set(self.ingest.sessions) | set(self.ingest.ended):
+            session = self.ingest.last(ref)
+            if session is None:
+                continue
+            live = self.ingest.live(ref) is not None
+            frozen = any(f.check is Check.FROZEN for f in session.active())
+            degraded = live and isinstance(session, StreamSession) and session.degraded
+            closed = None if session.closed_at is None else int(session.closed_at * 1000)
+            snapshots[ref] = StreamSnapshot(live, int(session.opened_at * 1000), closed, live and frozen, degraded)
+        return snapshots
 
     def thumbnail(self, player_ref: str) -> bytes | None:
         """The last analysed frame of the player's live stream as a small JPEG; None without a live stream."""

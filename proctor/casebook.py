@@ -1,7 +1,8 @@
 """The casebook: incidents grouped into cases as they are raised, the arbiters' actions on cases, and the
 escalations (proctor.cases has the rules).  Runs on the writer thread; every row it writes is append-only and audited
 (``case.opened``, ``case.occurrence``, ``case.dismiss``, ``case.confirm``, ``case.overrule``, ``case.decide``,
-``case.escalate``), and each change is a ``case`` notice on the live stream."""
+``case.escalate``, ``case.penalty``, ``case.grant-leave``, ``case.refuse``), and each change is a ``case`` notice on
+the live stream."""
 
 from __future__ import annotations
 
@@ -17,7 +18,16 @@ from engine.penalties import Role
 from proctor.accounts import Identity
 from proctor.assignments import require_assigned_to_game, require_assigned_to_player
 from proctor.audit import AuditChain
-from proctor.cases import ESCALATE, RESOLUTIONS, VERDICT_KIND, CaseHead, case_key, ended_after_ms, steps_crossed
+from proctor.cases import (
+    ESCALATE,
+    LEAVE_KIND,
+    RESOLUTIONS,
+    VERDICT_KIND,
+    CaseHead,
+    case_key,
+    ended_after_ms,
+    steps_crossed,
+)
 from proctor.errors import BadRequestError, ConflictError, NotFoundError
 from proctor.models import Case, CaseAction, CaseOccurrence, Game, Incident, IncidentAction, Pairing, Section
 from proctor.staging import Batch, Notice, Staging
@@ -247,11 +257,16 @@ class Casebook:
         params: dict[str, Any], server_now: int,
     ) -> list[dict[str, Any]]:  # fmt: skip
         """Dismiss or confirm cases (all or none), or confirm or overrule a pending verdict through its game's action
-        (the engine checks the role: 16); an assigned arbiter acts on the cases of their sections only (16)."""
-        if action not in ("dismiss", "confirm", "overrule"):
-            raise BadRequestError("'action' must be dismiss, confirm or overrule")
-        if action == "dismiss" and not note.strip():
-            raise BadRequestError("a dismissal needs a 'reason'")
+        (the engine checks the role: 16); refuse a leave request (with a reason); an assigned arbiter acts on the
+        cases of their sections only (16).  A penalty and a leave granted have their own ways (proctor.incidents,
+        proctor.camera), which close the case with :meth:`close`."""
+        if action not in ("dismiss", "confirm", "overrule", "refuse"):
+            raise BadRequestError(
+                "'action' must be dismiss, confirm, overrule or refuse (penalty and grant-leave: one case at a time, "
+                "POST /api/v1/cases/{case}/actions)"
+            )
+        if action in ("dismiss", "refuse") and not note.strip():
+            raise BadRequestError(f"{'a dismissal' if action == 'dismiss' else 'a refusal'} needs a 'reason'")
         if not case_ids or len(case_ids) > MAX_BULK or len(set(case_ids)) != len(case_ids):
             raise BadRequestError(f"'cases' must be 1 to {MAX_BULK} different case ids")
         answers = []
@@ -265,6 +280,8 @@ class Casebook:
                 continue
             if action == "overrule":
                 raise BadRequestError(f"case {case_id} is no pending verdict: only a verdict is overruled")
+            if action == "refuse" and head.kind != LEAVE_KIND:
+                raise BadRequestError(f"case {case_id} is no leave request: only a request is refused")
             self._close(batch, head, who, action, note, {}, server_now)
             answers.append({"case": case_id, "action": action, "status": RESOLUTIONS[action]})
         return answers
@@ -284,6 +301,40 @@ class Casebook:
         self.game_actions.apply(connection, batch, head.game_id, who, make, server_now)
         closed = self.head(batch, head.id)
         return {"case": head.id, "action": action, "status": closed.status, "game": head.game_id}
+
+    def open_case(
+        self, connection: Connection, batch: Batch, case_id: int, who: Identity, kind: str | None = None
+    ) -> CaseHead:
+        """A case an arbiter acts on: known (404), within their assignment (403), still open (409), of ``kind`` when
+        given (400), and no pending verdict (those are confirmed or overruled)."""
+        head = self.head(batch, case_id)
+        self._require_assigned(connection, who, head)
+        if not head.is_open:
+            raise ConflictError(f"case {case_id} is already {head.status}", case=case_id)
+        if head.is_verdict:
+            raise BadRequestError(f"case {case_id} is a pending verdict: confirm or overrule it (37.7, 14.3)")
+        if kind is not None and head.kind != kind:
+            raise BadRequestError(f"case {case_id} is no {kind}")
+        return head
+
+    def case_incident(self, connection: Connection, head: CaseHead) -> int:
+        """The case's latest occurrence about its game (else its latest): the incident an answer is recorded on."""
+        rows = connection.execute(
+            select(col(CaseOccurrence.incident_id), col(Incident.game_id))
+            .join(Incident, col(Incident.id) == col(CaseOccurrence.incident_id))
+            .where(col(CaseOccurrence.case_id) == head.id)
+            .order_by(col(CaseOccurrence.id).desc())
+        ).all()
+        if not rows:
+            raise ConflictError(f"case {head.id} has no stored occurrence yet: try again", case=head.id)
+        same_game = [row for row in rows if head.game_id is not None and row[1] == head.game_id]
+        return int((same_game or rows)[0][0])
+
+    def close(
+        self, batch: Batch, head: CaseHead, who: Identity, action: str, note: str, detail: dict[str, Any], at: int
+    ) -> None:
+        """Close a case by an action of :data:`proctor.cases.RESOLUTIONS` (audited, append-only)."""
+        self._close(batch, head, who, action, note, detail, at)
 
     def _close(
         self, batch: Batch, head: CaseHead, who: Identity, action: str, note: str, detail: dict[str, Any], at: int

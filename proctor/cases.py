@@ -32,8 +32,14 @@ VERDICT_KIND: Final = "verdict-pending"
 """The kind of the incident (and case) a time verdict that waits for the arbiter raises (``confirm_time_verdicts``)."""
 DURATION_STEPS_MS: Final = (60_000, 300_000, 900_000)
 """A case re-alerts when the total duration of its occurrences crosses one of these (1, 5 and 15 minutes)."""
-RESOLUTIONS: Final = {"dismiss": "dismissed", "confirm": "confirmed", "overrule": "overruled", "decide": "decided"}
-"""The actions that close a case, and the status each leaves (``decide``: the game's result was declared otherwise)."""
+LEAVE_KIND: Final = "leave-request"
+"""The kind of a player's request to leave the competition area (36.4.1), answered on its case."""
+RESOLUTIONS: Final = {
+    "dismiss": "dismissed", "confirm": "confirmed", "overrule": "overruled", "decide": "decided",
+    "penalty": "penalised", "grant-leave": "granted", "refuse": "refused",
+}  # fmt: skip
+"""The actions that close a case, and the status each leaves (``decide``: the game's result was declared otherwise;
+``penalty``: the ladder's penalty given for it; ``grant-leave`` and ``refuse``: a leave request answered)."""
 STATUSES: Final = ("open", *RESOLUTIONS.values())
 ESCALATE: Final = "escalate"
 """The service's action on a case that re-alerts it (``detail.reason``: ``duration`` or ``confirmation-deadline``)."""
@@ -84,6 +90,11 @@ class CaseHead:
     @property
     def is_verdict(self) -> bool:
         return self.kind == VERDICT_KIND
+
+    @property
+    def player_ref(self) -> str | None:
+        """The player the case is about (its key's), None for a game's or an incident's case."""
+        return self.key.removeprefix("player:").rsplit("/", 1)[0] if self.key.startswith("player:") else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,6 +73,8 @@ def game_view(game: LiveGame, refs_by_player: dict[Player, str], server_now: int
         "running": [refs_by_player[p] for p in sorted(state.clock.charged, key=lambda p: p.value)]
         if state.running
         else [],
+        "paused": state.paused_at is not None,
+        "suspended": state.suspension is not None,
         "pending_verdict": None
         if state.pending_verdict is None
         else {

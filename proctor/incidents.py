@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from engine import adjudication as adj
+from proctor import penalty_preview
 from proctor.accounts import Identity
 from proctor.assignments import require_assigned_to_game, require_assigned_to_player
 from proctor.audit import AuditChain
@@ -128,9 +129,10 @@ class Incidents:
 
     def act_on_incident(
         self, connection: Connection, batch: Batch, incident_id: int, who: Identity, action: str, note: str,
-        offence: str | None, player_ref: str | None, server_now: int,
+        offence: str | None, player_ref: str | None, server_now: int, evidence_from: tuple[str, ...] = (),
     ) -> dict[str, Any]:  # fmt: skip
-        """An arbiter's action on an incident: confirm, dismiss, note, or a penalty applied to its game."""
+        """An arbiter's action on an incident: confirm, dismiss, note, or a penalty applied to its game (its evidence:
+        ``evidence_from``, the incident and its media)."""
         row = connection.execute(select(table_of(Incident)).where(table_of(Incident).c.id == incident_id)).first()
         if row is None:
             raise NotFoundError(f"no incident {incident_id}")
@@ -143,7 +145,7 @@ class Incidents:
                 raise BadRequestError("this incident is not about a game: no penalty can follow from it")
             target = player_ref or row.player_ref
             game = self.live.game(batch, row.game_id)
-            evidence = [f"incident:{incident_id}", *(row.evidence or {}).get("media", [])]
+            evidence = [*evidence_from, f"incident:{incident_id}", *(row.evidence or {}).get("media", [])]
             make = game_action_event(
                 "penalty", {"player": target, "offence": offence, "evidence": evidence}, who, note, game.refs
             )
@@ -165,6 +167,39 @@ class Incidents:
             self.casebook.noted(batch, incident_id, who, note, server_now)
         batch.notices.append(Notice("incident-action", {"incident": incident_id, "action": action, "verdict": verdict}))
         return {"incident": incident_id, "action": action, "verdict": verdict}
+
+    def penalise_case(
+        self, connection: Connection, batch: Batch, case_id: int, who: Identity, body: dict[str, Any], note: str,
+        server_now: int,
+    ) -> dict[str, Any]:  # fmt: skip
+        """The penalty the ladder gives for a case (``body``: offence, player (the case's by default), ``expect`` as
+        previewed, ``confirm_loss``), decided again here: refused when it is no longer what was previewed or loses
+        the game unconfirmed (proctor.penalty_preview), or beyond the arbiter's authority (the engine, 16).  Recorded
+        as the penalty action on the case's latest incident in its game, and the case closed as ``penalised``."""
+        head = self.casebook.open_case(connection, batch, case_id, who)
+        if head.game_id is None:
+            raise BadRequestError(f"case {case_id} is not about a game: no penalty can follow from it")
+        if not note.strip():
+            raise BadRequestError("a penalty needs a 'reason'")
+        game = self.live.game(batch, head.game_id)
+        asked = penalty_preview.PenaltyRequest.from_body(body, game.refs, default_player=head.player_ref)
+        if asked.disqualify:
+            raise BadRequestError("a disqualification is the committee's, through the game's actions (15.4, 16.4)")
+        confirm_loss = body.get("confirm_loss", False)
+        if not isinstance(confirm_loss, bool):
+            raise BadRequestError("'confirm_loss' must be true or false")
+        expected = penalty_preview.Expected.from_body(body)
+        state = game.state.advance(max(server_now, game.state.now))
+        seen = penalty_preview.preview(state, game.id, game.refs, asked, who.role)
+        penalty_preview.require_as_previewed(seen, expected, confirm_loss)
+        incident_id = self.casebook.case_incident(connection, head)
+        answer = self.act_on_incident(connection, batch, incident_id, who, "penalty", note, asked.offence,
+                                      asked.player_ref, server_now, evidence_from=(f"case:{case_id}",))  # fmt: skip
+        verdict = answer["verdict"]
+        detail = {"incident": incident_id, "verdict": verdict}
+        self.casebook.close(batch, head, who, "penalty", note, detail, server_now)
+        return {"case": case_id, "action": "penalty", "status": "penalised", "incident": incident_id,
+                "game": head.game_id, "verdict": verdict}  # fmt: skip
 
     @staticmethod
     def _require_assigned(

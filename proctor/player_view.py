@@ -116,7 +116,8 @@ def player_place(connection: Connection, player_ref: str) -> dict[str, Any]:
 def leave_answer(connection: Connection, player_ref: str) -> dict[str, Any] | None:
     """The player's latest leave request and the arbiter's answer: ``{incident, at, answer, until, note}``, answer
     ``waiting``, ``granted`` (a leave of the area granted since the request: until when) or ``refused`` (the request's
-    incident or its case dismissed: the arbiter's reason); None when the player has asked nothing."""
+    incident dismissed, or its case refused or dismissed: the arbiter's reason); None when the player has asked
+    nothing."""
     request = connection.execute(
         select(col(Incident.id), col(Incident.created_ms))
         .where(col(Incident.player_ref) == player_ref, col(Incident.kind) == LEAVE_REQUEST)
@@ -147,7 +148,7 @@ def leave_answer(connection: Connection, player_ref: str) -> dict[str, Any] | No
             select(col(CaseAction.note), col(CaseAction.created_ms))
             .join(Case, col(Case.id) == col(CaseAction.case_id))
             .join(CaseOccurrence, col(CaseOccurrence.case_id) == col(Case.id))
-            .where(col(CaseOccurrence.incident_id) == request.id, col(CaseAction.action) == "dismiss")
+            .where(col(CaseOccurrence.incident_id) == request.id, col(CaseAction.action).in_(("dismiss", "refuse")))
             .order_by(col(CaseAction.id).desc())
             .limit(1)
         ).first()  # fmt: skip

@@ -1,5 +1,5 @@
-"""The review panel's read side: one game's timeline, a player's history, the incident list's filters and the
-printable incident report (HTML and PDF), and the exports (game records, a section's standings).
+"""The review panel's read side: one game's timeline, a player's history, the incident list's filters and what the
+incident report reads (proctor.incident_report builds it), and the exports (game records, a section's standings).
 
 The ``read_*`` functions read rows; everything else is a pure function of what they read, so the same rows always
 give the same timeline, table or report.
@@ -16,12 +16,10 @@ camera while the platform has lost them, and the reverse.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from sqlalchemy import Connection, Table, and_, func, or_, select
@@ -45,7 +43,7 @@ from engine.standings import (
 )
 from engine.trf import write_trf
 from proctor.codec import event_from_dict
-from proctor.errors import BadRequestError, ConfigurationError, ConflictError, NotFoundError
+from proctor.errors import BadRequestError, ConflictError, NotFoundError
 from proctor.events import section_scoring
 from proctor.models import (
     MAX_BIGINTEGER,
@@ -60,7 +58,6 @@ from proctor.models import (
 )
 from proctor.models import Player as PlayerRow
 from proctor.models import Tournament as TournamentRow
-from proctor.time_zones import DEFAULT_ZONE, event_zone, local_time, zone_label
 
 CAMERA_GAP_KINDS: Final = ("camera-lost", "camera-frozen", "camera-covered")
 """The camera findings that make a gap in a player's camera series (36.4)."""
@@ -81,11 +78,6 @@ _ENDINGS: Final = (Resign, AgreeDraw, ClaimForbidden)
 def _table(model: Any) -> Table:
     table: Table = model.__table__
     return table
-
-
-def stamp(ms: int, zone: str = DEFAULT_ZONE) -> str:
-    """``2026-01-01 08:00:05`` in the event's zone (24-hour; the report names the zone once, proctor.time_zones)."""
-    return local_time(ms, zone)
 
 
 # --- Games as stored ------------------------------------------------------------------------------------------------
@@ -167,6 +159,13 @@ def read_game(connection: Connection, game_id: int) -> GameInfo:
     if row is None:
         raise NotFoundError(f"no game {game_id}")
     return _game_info(row)
+
+
+def read_games(connection: Connection, game_ids: Sequence[int]) -> dict[int, GameInfo]:
+    if not game_ids:
+        return {}
+    rows = connection.execute(_game_query().where(_table(Game).c.id.in_(list(game_ids))))
+    return {info.id: info for info in map(_game_info, rows)}
 
 
 def read_player_games(connection: Connection, player_ref: str) -> list[GameInfo]:
@@ -376,8 +375,9 @@ def rif_text(info: GameInfo, state: Adjudication) -> str:
 
 
 def psq_text(info: GameInfo, replayed: Replayed) -> str:
-    """PSQ with the time each stone took its mover.  PSQ holds stones only: how the game ended (a resignation, an
-    agreed draw, a claim) is left out, and a game with passes, swaps or candidates is a RecordError."""
+    """PSQ with the time each stone took its mover, and an opening protocol's decisions (swaps, candidates, Swap2's
+    choice) in info lines after the stones and names (engine.records.write_psq).  How the game ended (a resignation,
+    an agreed draw, a claim) is left out; a game with a pass is a RecordError (PSQ colours stones by alternation)."""
     times = [move["think_ms"] or 0 for move in replayed.moves if move["point"] is not None]
     record = game_record(info, replayed.state)
     record = replace(record, actions=tuple(a for a in record.actions if not isinstance(a, _ENDINGS)))
@@ -489,13 +489,6 @@ class IncidentFilter:
             raise BadRequestError(f"query parameter 'status' must be one of {', '.join(STATUSES)}")
         texts = {name: query.get(name) or None for name in ("kind", "player", "source", "article", "q", "event")}
         return cls(game=number("game"), status=status, since=number("since"), until=number("until"), **texts)
-
-    def describe(self, zone: str = DEFAULT_ZONE) -> str:
-        parts = [f"{name} = {value}" for name in ("event", "game", "kind", "player", "status", "source", "article",
-                                                   "q") if (value := getattr(self, name)) is not None]  # fmt: skip
-        parts += [f"{name} {stamp(value, zone)}" for name in ("since", "until")
-                  if (value := getattr(self, name)) is not None]  # fmt: skip
-        return "; ".join(parts) or "none"
 
 
 def _like(text: str) -> str:
@@ -628,30 +621,6 @@ def _in_event(connection: Connection, slug: str, incident: Table) -> Any:
 # --- The incident report --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ReportBlock:
-    """One incident as the report shows it: the same content in HTML and in PDF."""
-
-    heading: str
-    fields: tuple[tuple[str, str], ...]
-    evidence: tuple[tuple[str, str], ...]
-    """(file, SHA-256)."""
-    actions: tuple[tuple[str, str, str, str], ...]
-    """(when, who, action, why)."""
-    verdict: str
-
-
-@dataclass(frozen=True, slots=True)
-class IncidentReport:
-    title: str
-    """The event's name."""
-    generated: str
-    filters: str
-    blocks: tuple[ReportBlock, ...] = field(default_factory=tuple)
-    time_zone: str = "UTC (UTC+00:00)"
-    """The zone every time of the report is in, named: ``Asia/Shanghai (UTC+08:00)``."""
-
-
 def evidence_files(incident: dict[str, Any]) -> list[tuple[str, str]]:
     """Every media file of an incident with its SHA-256: the snapshot it was raised with, then each clip or still
     added as an ``evidence`` action."""
@@ -670,67 +639,17 @@ def evidence_files(incident: dict[str, Any]) -> list[tuple[str, str]]:
     return files
 
 
-def _verdict_text(verdict: dict[str, Any]) -> str:
-    text = f"{verdict.get('penalty')} for {verdict.get('player')} ({verdict.get('articles')})"
-    if verdict.get("reason"):
-        text += f": {verdict['reason']}"
-    result = verdict.get("game_result")
-    if result:
-        winner = f"{result['winner']} wins" if result.get("winner") else "no winner"
-        text += f"; game result: {winner} ({result['reason']}, {result['article']})"
-    return text
-
-
-def incident_block(
-    incident: dict[str, Any], names: Mapping[str, str], games: Mapping[int, str], zone: str = DEFAULT_ZONE
-) -> ReportBlock:
-    player = incident.get("player")
-    who = "" if player is None else (f"{names[player]} ({player})" if names.get(player) else player)
-    game = "" if incident["game"] is None else games.get(incident["game"], f"game {incident['game']}")
-    confidence = "" if incident["confidence"] is None else f"{incident['confidence']:.2f}"
-    actions, verdicts = [], []
-    for action in incident["actions"]:
-        why = action["note"]
-        if action["action"] == "penalty" and action["verdict"]:
-            verdicts.append(_verdict_text(action["verdict"]))
-            why = (why + "; " if why else "") + verdicts[-1]
-        actions.append((stamp(action["at"], zone), f"{action['arbiter']} ({action['role']})", action["action"], why))
-    if verdicts:
-        verdict = verdicts[-1]
-    else:
-        verdict = {"open": "open: no arbiter has acted yet", "dismiss": "dismissed", "confirm": "confirmed"}.get(
-            incident["status"], f"no verdict (last action: {incident['status']})"
-        )
-    return ReportBlock(
-        heading=f"Incident {incident['id']}: {incident['kind']}",
-        fields=(("Kind", incident["kind"]), ("Article", incident["article"] or "none given"), ("Player", who),
-                ("Game", game), ("Raised", stamp(incident["at"], zone)), ("Source", incident["source"]),
-                ("Confidence", confidence), ("Status", incident["status"]), ("Summary", incident["summary"])),
-        evidence=tuple(evidence_files(incident)),
-        actions=tuple(actions),
-        verdict=verdict,
-    )  # fmt: skip
-
-
-def incident_report(
-    title: str, where: IncidentFilter, incidents: Sequence[dict[str, Any]], names: Mapping[str, str],
-    games: Mapping[int, str], now: int, zone: str = DEFAULT_ZONE,
-) -> IncidentReport:  # fmt: skip
-    blocks = tuple(incident_block(i, names, games, zone) for i in incidents)
-    return IncidentReport(title, stamp(now, zone), where.describe(zone), blocks, zone_label(zone, now))
-
-
 def read_report_context(
     connection: Connection, where: IncidentFilter, incidents: Sequence[dict[str, Any]]
 ) -> tuple[str, dict[str, str], dict[int, str]]:
-    """The report's heading (the event's name: the one filtered on, else the only one), the players' names and the
-    games' labels."""
+    """The report's heading (the event's name: the one filtered on, else the only one; empty for several), the
+    players' names and the games' labels."""
     tournament = _table(TournamentRow)
     events = connection.execute(select(tournament.c.slug, tournament.c.name).order_by(tournament.c.id)).all()
     if where.event is not None:
         title = next((e.name for e in events if e.slug == where.event), where.event)
     else:
-        title = events[0].name if len(events) == 1 else "All events"
+        title = events[0].name if len(events) == 1 else ""
     refs = {i["player"] for i in incidents if i.get("player")}
     names: dict[str, str] = {}
     game_ids = sorted({i["game"] for i in incidents if i["game"] is not None})
@@ -749,88 +668,6 @@ def read_report_context(
         ):
             names[ref] = name  # the event's own spelling of the name over the platform's
     return title, names, labels
-
-
-def report_html(report: IncidentReport) -> str:
-    """A printable HTML page; every text is escaped."""
-    e = html.escape
-    parts = [
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-        f"<title>{e(report.title)}: incident report</title>",
-        "<style>body{font-family:sans-serif;margin:2em;}table{border-collapse:collapse;margin:.3em 0 .8em;}"
-        "th,td{border:1px solid #999;padding:.2em .5em;text-align:left;vertical-align:top;}"
-        "section{break-inside:avoid;margin-bottom:1.5em;}code{font-size:.85em;word-break:break-all;}"
-        "@media print{body{margin:0;}}</style>",
-        "</head>", "<body>", f"<h1>{e(report.title)}</h1>",
-        f"<p>Incident report generated {e(report.generated)}. Filters: {e(report.filters)}. "
-        f"{len(report.blocks)} incident(s).</p>", f'<p class="zone">Times: {e(report.time_zone)}, 24-hour.</p>',
-    ]  # fmt: skip
-    for block in report.blocks:
-        parts.append(f"<section><h2>{e(block.heading)}</h2><table>")
-        parts += [f"<tr><th>{e(label)}</th><td>{e(value)}</td></tr>" for label, value in block.fields]
-        parts.append("</table><h3>Evidence</h3>")
-        if block.evidence:
-            parts.append("<table><tr><th>File</th><th>SHA-256</th></tr>")
-            parts += [
-                f"<tr><td>{e(name)}</td><td><code>{e(digest)}</code></td></tr>" for name, digest in block.evidence
-            ]
-            parts.append("</table>")
-        else:
-            parts.append("<p>None.</p>")
-        parts.append("<h3>Actions</h3>")
-        if block.actions:
-            parts.append("<table><tr><th>When</th><th>Who</th><th>Action</th><th>Why</th></tr>")
-            parts += [f"<tr><td>{e(when)}</td><td>{e(who)}</td><td>{e(what)}</td><td>{e(why)}</td></tr>"
-                      for when, who, what, why in block.actions]  # fmt: skip
-            parts.append("</table>")
-        else:
-            parts.append("<p>None.</p>")
-        parts.append(f'<p class="verdict"><strong>Verdict:</strong> {e(block.verdict)}</p></section>')
-    parts += ["</body>", "</html>"]
-    return "\n".join(parts) + "\n"
-
-
-def report_pdf(report: IncidentReport, font: str) -> bytes:
-    """The same content as :func:`report_html`, as a PDF (fpdf2), in ``font`` (a TTF or TTC with CJK glyphs, for
-    Chinese names).  ConfigurationError when the font is missing or unusable."""
-    from fpdf import FPDF  # noqa: PLC0415  (loaded on the first PDF only)
-    from fpdf.enums import XPos, YPos  # noqa: PLC0415
-
-    if not Path(font).is_file():
-        raise ConfigurationError(
-            f"the PDF report's font {font} is missing: install Debian's fonts-wqy-microhei, or set PROCTOR_PDF_FONT to "
-            "a TrueType font (TTF or TTC) with CJK glyphs; the HTML report (/api/v1/reports/incidents.html) needs "
-            "no font"
-        )
-    pdf = FPDF(format="A4")
-    try:
-        pdf.add_font("report", "", font)
-    except Exception as error:  # fpdf2 raises several kinds for a file that is not a usable font
-        raise ConfigurationError(f"the PDF report's font {font} cannot be used: {error}") from None
-    pdf.set_title(f"{report.title}: incident report")
-    pdf.set_auto_page_break(auto=True, margin=15)
-    pdf.add_page()
-
-    def line(text: str, size: float = 9, height: float = 4.6) -> None:
-        pdf.set_font("report", size=size)
-        pdf.multi_cell(0, height, text, align="L", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
-
-    line(report.title, 16, 8)
-    line(f"Incident report generated {report.generated}. Filters: {report.filters}. {len(report.blocks)} incident(s).")
-    line(f"Times: {report.time_zone}, 24-hour.")
-    for block in report.blocks:
-        pdf.ln(3)
-        line(block.heading, 12, 6)
-        for label, value in block.fields:
-            line(f"{label}: {value}")
-        line("Evidence:" if block.evidence else "Evidence: none", 10, 5)
-        for name, digest in block.evidence:
-            line(f"{name}  SHA-256 {digest}", 8, 4)
-        line("Actions:" if block.actions else "Actions: none", 10, 5)
-        for when, who, what, why in block.actions:
-            line(f"{when}  {who}  {what}" + (f": {why}" if why else ""))
-        line(f"Verdict: {block.verdict}", 10, 5)
-    return bytes(pdf.output())
 
 
 # --- A section's standings ------------------------------------------------------------------------------------------
@@ -1085,9 +922,3 @@ def read_history(
         raise NotFoundError(f"no player {player_ref!r}" + (f" in event {event!r}" if event else ""))
     games = [(info, states[info.id]) for info in infos if info.id in states]
     return player_history(player_ref, registrations, games, incidents)
-
-
-def read_report(connection: Connection, where: IncidentFilter, now: int) -> IncidentReport:
-    incidents = read_incidents(connection, where, limit=None)
-    title, names, games = read_report_context(connection, where, incidents)
-    return incident_report(title, where, incidents, names, games, now, event_zone(connection, where.event))

@@ -62,6 +62,7 @@ class Service:
         self.act_on_incident = self.incidents.act_on_incident
         self.add_evidence = self.incidents.add_evidence
         self.act_on_cases = self.casebook.act
+        self.penalise_case = self.incidents.penalise_case
         self.escalate_cases = self.casebook.escalate_due
 
     @property

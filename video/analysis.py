@@ -31,9 +31,8 @@ from video.checks import (
     Observation,
     Scene,
     detail_bands,
-    grid_shape,
+    grey_grid,
     observe,
-    to_grey,
 )
 from video.segmentation import PersonSegmenter
 
@@ -47,11 +46,18 @@ union): a player sitting back up, or coming back in, is marked in part at first,
 the rest of the player a new body."""
 FACE_MOVING = 0.4
 """At least this share of the last face's cells changing by :data:`FACE_MOVING_LEVEL`: the face is moving fast (or
-gone from where it was), and the models look again at the next frame..."""
+gone from where it was), and the models look at this frame..."""
 FACE_MOVING_LEVEL = 24.0
 """...grey levels on the grid.  A seated player's sway changes most of the face's cells by a few levels (through
 VP8, half of them by 4, a quarter by 12: the models would look again at every frame) but few by this much (the
-median 0.1, nine frames in ten under 0.25); a face getting up or going down changes most of them (0.6 and up)."""
+median 0.1, nine frames in ten under 0.25); a face getting up or going down changes most of them (0.6 and up)
+where it stands out from the room..."""
+FACE_GONE_CORRELATION = 0.35
+"""...or the face's cells now correlating with themselves before by less than this (a seated player's sway, 0.57 and
+up through VP8 at 200 kbit/s in a dim room; the face gone down from where it was, 0.2)..."""
+FACE_GONE_CHANGE = 0.8
+"""...while changing on average by at least this many times the face's own contrast (its cells' standard deviation:
+sway 0.1-0.6, the face gone 1.2)."""
 BENT_DOWN_DROP = 0.3
 """The player went out through the frame's bottom when their face was last seen at least this many face heights
 lower than when the scene was taken, and lower more than sideways (someone who gets up rises and walks out by a
@@ -136,16 +142,21 @@ class FrameAnalyser:
         """What the frame shows.  ``search``: run the models on this frame whatever the interval (a prompt's stills
         need its faces)."""
         interval = self.face_interval_s if self.stirred else self.still_interval_s
+        grid = grey_grid(image)
         due = search or self.unsettled or at - self.searched_at >= interval
+        # The face found a moment ago is moving fast (the player getting up, bending down, leaning out): the models
+        # look at this frame, so that where the face went is known (a player bending over the board is out of the
+        # picture at the next one, and only the face seen on the way down tells that from leaving).
+        due = due or self._face_moving(grid[1])
         previous_mask = self.last_mask
         self.frames += 1
         self.searches += due
         if due and self.people is not None:
             self.last_mask = self.people.segment(image)
         if due or self.last_bands is None or at - self.bands_at >= BANDS_INTERVAL_S:
-            self.last_bands, self.bands_at = detail_bands(to_grey(image), grid_shape(image)), at
+            self.last_bands, self.bands_at = detail_bands(grid[0], (grid[1].shape[0], grid[1].shape[1])), at
         observation, small = observe(image, at, self.last_small, self.faces, None if due else self.last_faces,
-                                     self.last_mask, self.scene, self.last_bands)  # fmt: skip
+                                     self.last_mask, self.scene, grid, self.last_bands)  # fmt: skip
         if due:
             self.last_faces, self.searched_at, self.stirred = observation.faces, at, False
             self.unsettled = len(observation.faces) != 1 or observation.new_body >= BODY_MIN_SHARE
@@ -170,18 +181,32 @@ class FrameAnalyser:
             if alone and lit and steady and mask is not None and mask.shape == small.shape:
                 self.scene = Scene(small, mask > 0.5, at)
                 self.rest_face = observation.faces[0]
-        elif len(self.last_faces) == 1 and self.last_small is not None and self.last_small.shape == small.shape:
-            # The face found a moment ago is moving fast (the player getting up, bending down, leaning out): look
-            # again at the next frame, so that where the face went is known.
-            face = self.last_faces[0]
-            rows = slice(max(0, face.y // 4), max(1, (face.y + face.height) // 4))
-            cols = slice(max(0, face.x // 4), max(1, (face.x + face.width) // 4))
-            moved = np.abs(small[rows, cols] - self.last_small[rows, cols]) >= FACE_MOVING_LEVEL
-            self.unsettled = moved.size > 0 and float(moved.mean()) >= FACE_MOVING
         if not due and not self.stirred:
             self.stirred = self._stirred(small)
         self.last_small = small
         return self._bent_down(observation)
+
+    def _face_moving(self, small: NDArray[np.float32]) -> bool:
+        """Whether most of the one face found a moment ago changed by :data:`FACE_MOVING_LEVEL` since the last
+        analysed frame."""
+        if len(self.last_faces) != 1 or self.last_small is None or self.last_small.shape != small.shape:
+            return False
+        face = self.last_faces[0]
+        rows = slice(max(0, face.y // 4), max(1, (face.y + face.height) // 4))
+        cols = slice(max(0, face.x // 4), max(1, (face.x + face.width) // 4))
+        before, now = self.last_small[rows, cols], small[rows, cols]
+        if before.size < 4:
+            return False
+        difference = np.abs(now - before)
+        if float((difference >= FACE_MOVING_LEVEL).mean()) >= FACE_MOVING:
+            return True
+        # In a dim room a face and the wall behind it differ by less than that: what is there now no longer looks
+        # like the face (swaying, it stays correlated with itself), and differs from it by more than its own contrast.
+        spread = float(before.std())
+        if spread < 1.0 or float(now.std()) < 1.0:
+            return float(difference.mean()) >= FACE_MOVING_LEVEL
+        correlation = float(np.corrcoef(before.ravel(), now.ravel())[0, 1])
+        return correlation < FACE_GONE_CORRELATION and float(difference.mean()) >= FACE_GONE_CHANGE * (spread + 1.0)
 
     def _stirred(self, small: NDArray[np.float32]) -> bool:
         """Whether anything moved outside the player between the last analysed frame and this one (or whether that

@@ -223,6 +223,10 @@ UNMARKED_BODY_SHARE = 0.08
 """...or, not marked as a person, at least this share standing from the frame's top edge down to its bottom edge
 (someone standing close beside the seated player, the head above the picture: the segmentation misses a body
 without a head; a thing that moved in the room and came to rest, a box on a shelf, a chair pushed in, does not)..."""
+ATTACHED_BODY_SHARE = 0.05
+"""A new marked region that the segmentation joins to the person whose face is in view is another body only if it
+covers at least this share of the frame: the player turning back from a turn, or reaching out, widens their own
+mask by 2-3 %; someone standing beside them is a whole body (the head above the picture, 8 % and more)."""
 STANDING_GAP = 12
 """Rows (a tenth of the grid's height) across which a standing body's parts join (a belt, a shirt the colour of the
 wall behind it)."""
@@ -230,7 +234,55 @@ UNMARKED_BODY_MOVING = 0.3
 """...that is mostly still (at most this share of it changed since the previous analysed frame: someone standing
 sways, a moving background changes all over)..."""
 BODY_PLAYER_KEPT = 0.5
-"""...and is counted only while at least this share of the player's remembered region still looks as it did."""
+"""...and is counted only while at least this share of the player's remembered region still looks as it did..."""
+ROOM_CHANGED = 0.5
+"""...and while at least this share of the room looks as it did when the scene was taken (someone standing beside
+the player covers a part of it; a background effect switched on, or the camera turned, changes all of it)."""
+GAIN_BIN = 0.02
+"""The bins (of the log of a cell's grey level over the scene's) in which :func:`room_gain` looks for the camera's
+gain."""
+GAIN_DARK = 12.0
+"""Cells darker than this in the scene say nothing of the gain (their ratios are the sensor's noise)."""
+
+
+EXPOSURE_LEVEL = 3.0
+"""Grey levels within which a cell of the person follows the region's common gain (:func:`exposure_shift`)..."""
+EXPOSURE_AGREE = 0.5
+"""...and the share of the person's cells that must, for the change to be the camera's exposure."""
+
+
+def exposure_shift(now: NDArray[np.float32], before: NDArray[np.float32]) -> float:
+    """How much brighter a region (the person's inner cells) got through the camera's exposure or the room's light
+    since the previous analysed frame, in grey levels of its mean: the most common ratio of its cells' grey levels
+    (:func:`room_gain`), when at least half of the cells follow it.  Otherwise 0: the person moved (a turn, a hand
+    over the mouth, looking down or sitting back up change many cells, each its own way, and their median by up to
+    80 levels, which read as the person following an exposure the background did not)."""
+    usable = before >= GAIN_DARK
+    if int(usable.sum()) < 20:
+        return 0.0
+    gain = room_gain(now[usable], before[usable])
+    follows = np.abs(now[usable] - before[usable] * gain) < EXPOSURE_LEVEL
+    if float(follows.mean()) < EXPOSURE_AGREE:
+        return 0.0
+    return (gain - 1.0) * float(before[usable].mean())
+
+
+def room_gain(current: NDArray[np.float32], reference: NDArray[np.float32]) -> float:
+    """The camera's exposure (and the room light's) change between the scene's room and the room now: the most
+    common ratio of their cells' grey levels.  The cells still showing the room share the camera's gain; those a
+    person now covers, or that moved, scatter.  The ratio of the medians moves with a large body standing in front of
+    the room (a third of it covered by a bright shirt makes the rest look 25 % darker and unlike itself)."""
+    usable = reference >= GAIN_DARK
+    if int(usable.sum()) < 50:
+        return float(np.median(current)) / max(float(np.median(reference)), 1.0)
+    ratios = np.log(np.maximum(current[usable], 1.0) / reference[usable])
+    bins = np.arange(-1.0, 1.0 + GAIN_BIN, GAIN_BIN)
+    counts, _ = np.histogram(ratios, bins=bins)
+    smoothed = np.convolve(counts, np.array([1.0, 2.0, 1.0]), mode="same")
+    peak = int(np.argmax(smoothed))
+    centre = (bins[peak] + bins[peak + 1]) / 2
+    # The median of the ratios around the peak: the bins find it, they do not round it.
+    return float(np.exp(np.median(ratios[np.abs(ratios - centre) <= 1.5 * GAIN_BIN])))
 
 
 def compare_scene(
@@ -245,7 +297,7 @@ def compare_scene(
     # frame's mean, not the room's).
     reference = scene.grey[room] if room.mean() >= BACKGROUND_MIN_SHARE else scene.grey
     current = grey[room] if room.mean() >= BACKGROUND_MIN_SHARE else grey
-    gain = float(np.median(current)) / max(float(np.median(reference)), 1.0)
+    gain = room_gain(current, reference)
     same = np.abs(grey - scene.grey * gain) < SAME_LEVEL
     inner = _shrink(scene.player, 2)
     if inner.sum() < 20:
@@ -276,10 +328,14 @@ def compare_scene(
     if kept < BODY_PLAYER_KEPT:
         # The player is not where they sat (leaning out, getting up): what is new is the player's own body.
         return seen, 0.0
+    if room.mean() >= BACKGROUND_MIN_SHARE and float(same[room].mean()) < ROOM_CHANGED:
+        # The room as a whole no longer looks as it did (a background effect switched on, the camera moved): the
+        # scene is stale, and what differs from it is no body.  A new scene is taken at the next calm frame.
+        return seen, 0.0
     centres = [((f.y + f.height // 2) // step, (f.x + f.width // 2) // step) for f in faces]
     # A body is new where the room was: marked as a person and unlike the room, or (the segmentation misses a body
     # whose head is out of the picture) a large region unlike the room standing from the frame's top to its bottom.
-    body = _new_regions(people & room & ~same, centres, BODY_MIN_SHARE, standing=False)
+    body = _new_regions(people & room & ~same, centres, BODY_MIN_SHARE, standing=False, people=people)
     body = max(body, _new_regions(room & ~same, centres, UNMARKED_BODY_SHARE, standing=True, moved=moved))
     return seen, body / same.size
 
@@ -290,11 +346,19 @@ def _new_regions(
     min_share: float,
     standing: bool,
     moved: NDArray[np.bool_] | None = None,
+    people: NDArray[np.bool_] | None = None,
 ) -> int:
     """The cells of ``fresh``'s regions of at least ``min_share`` of the grid without a face's centre in them (the
     player moved, or a face the detector counts already); ``standing``: only regions from the frame's top edge down
     to its bottom edge (across gaps of a few rows: a belt, a shirt the colour of the wall behind); ``moved``: only
-    regions mostly still since the previous frame."""
+    regions mostly still since the previous frame; ``people``: the segmentation's mask, in which a region joined to
+    a face's person must be at least :data:`ATTACHED_BODY_SHARE`."""
+    attached: set[int] = set()
+    person_labels: NDArray[np.int32] | None = None
+    if people is not None and centres:
+        person_labels = np.asarray(cv2.connectedComponents(people.astype(np.uint8), connectivity=8)[1], np.int32)
+        rows_, cols_ = people.shape
+        attached = {int(person_labels[r, c]) for r, c in centres if 0 <= r < rows_ and 0 <= c < cols_} - {0}
     cells = fresh.astype(np.uint8)
     if standing:
         cells = np.asarray(cv2.morphologyEx(cells, cv2.MORPH_CLOSE, np.ones((STANDING_GAP, 1), np.uint8)), np.uint8)
@@ -312,6 +376,11 @@ def _new_regions(
             continue
         if moved is not None and float(moved[labels == label].mean()) > UNMARKED_BODY_MOVING:
             continue  # something in the room keeps moving (a screen, a pet, a swinging door), not a body at rest
+        if person_labels is not None and area < ATTACHED_BODY_SHARE * fresh.size:
+            row, col = int(stats[label, cv2.CC_STAT_TOP]), int(stats[label, cv2.CC_STAT_LEFT])
+            where = np.argwhere(labels[row : row + height, col:] == label)[0]
+            if int(person_labels[row + where[0], col + where[1]]) in attached:
+                continue  # the player's own shoulder or arm, turned back or reaching out, widening their mask
         total += area
     return total
 
@@ -464,6 +533,12 @@ def _trimmed_change(difference: NDArray[np.float32]) -> tuple[float, float]:
     return float(magnitude[keep].mean()), float(difference[keep].mean())
 
 
+def grey_grid(frame: Frame) -> tuple[Frame, NDArray[np.float32]]:
+    """The frame in grey, and its grid (the 4x4 block means the cheap checks compare)."""
+    grey = to_grey(frame)
+    return grey, _grid(grey)
+
+
 def to_grey(frame: Frame) -> Frame:
     if frame.ndim == 2:
         return frame
@@ -478,6 +553,7 @@ def observe(
     known_faces: tuple[Box, ...] | None = None,
     people: NDArray[np.float32] | None = None,
     scene: Scene | None = None,
+    grid: tuple[Frame, NDArray[np.float32]] | None = None,
     bands: Bands | None = None,
 ) -> tuple[Observation, NDArray[np.float32]]:
     """What one analysed frame shows; returns the observation and the grid to compare the next frame with.
@@ -486,9 +562,9 @@ def observe(
     (the detector is by far the dearest part, and who is in view does not change between two frames 0.5 s apart as
     far as checks counted in seconds are concerned).  ``people``: the person segmentation's mask on the grid (from
     this frame or one a moment ago), and ``scene``: the stream when the player was last seen (:class:`Scene`).
+    ``grid``: the frame's grey picture and its grid (:func:`grey_grid`), if the caller made them already.
     ``bands``: the picture's detail bands (:func:`detail_bands`) from this frame or one a moment ago, like the mask."""
-    grey = to_grey(frame)
-    small = _grid(grey)
+    grey, small = grid if grid is not None else grey_grid(frame)
     comparable = previous is not None and previous.shape == small.shape
     difference = small - previous if comparable and previous is not None else None
     change = moving = None
@@ -526,8 +602,8 @@ def observe(
         if difference is not None:
             background_change, background_shift = _trimmed_change(difference[outside])
         if inner is not None and inner.mean() >= PERSON_MIN_SHARE / 2:
-            if difference is not None:  # the median: the person's movement changes some cells, the exposure all
-                person_shift = float(np.median(difference[inner]))
+            if previous is not None and difference is not None:
+                person_shift = exposure_shift(small[inner], previous[inner])
             background_sharpness = _detail_ratio(fine, coarse, outside)
             person_sharpness = _detail_ratio(fine, coarse, inner)
             background_structure = float(coarse[outside].mean())

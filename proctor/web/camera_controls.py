@@ -24,20 +24,20 @@ async def post_stream_token(request: web.Request) -> web.Response:
     context = context_of(request)
     player = request.match_info["player"]
 
-    def issue(connection: Connection, _batch: Batch) -> tuple[str, int]:
+    def issue(connection: Connection, batch: Batch) -> camera_module.IssuedLink:
         if not context.service.knows_player(connection, player):
             raise errors.NotFoundError(f"no player {player!r}: neither an event's player nor in a game not over")
         game_id = camera_module.current_game(context.service, player)
         require_assigned_to_player(connection, who, player, game_id, f"player {player}'s stream token")
-        now = now_ms()
-        expires = camera_module.token_expiry(connection, player, now, context.settings.stream_token_ttl_s)
-        return camera_module.issue_stream_token(connection, player, now, expires), expires
+        return camera_module.issue_audited_link(context.service, connection, batch, who, player, now_ms(),
+                                                context.settings.stream_token_ttl_s)  # fmt: skip
 
-    token, expires = await context.writer.submit(issue)
+    issued = await context.writer.submit(issue)
     context.revocations.signal()  # the player's earlier token is revoked: its open page stream ends at once
     # The desks ask a player's camera once, and again only after this (a player without a link is not polled).
     context.bus.publish("camera", {"player": player, "change": "stream-token"})
-    return web.json_response({"player": player, "token": token, "url": f"/play/{token}", "expires": expires},
+    return web.json_response({"player": player, "token": issued.token, "url": issued.path,
+                              "link": str(request.url.origin()) + issued.path, "expires": issued.expires_ms},
                              status=201)  # fmt: skip
 
 

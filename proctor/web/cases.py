@@ -1,5 +1,6 @@
 """Cases: the queue (filtered, sorted by urgency, paged), one case with its occurrences and actions, and the
-arbiters' actions on cases (dismiss, confirm, a pending verdict confirmed or overruled; several dismissed at once)."""
+arbiters' actions on cases (dismiss, confirm, a pending verdict confirmed or overruled, the ladder's penalty, a leave
+request granted or refused; several dismissed at once)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from proctor import camera as camera_module
 from proctor import case_views, errors
 from proctor.casebook import MAX_BULK
 from proctor.models import MAX_INTEGER
 from proctor.wall_clock import now_ms
-from proctor.web.inputs import context_of, json_body, path_id, text_field
+from proctor.web.inputs import context_of, json_body, path_id, text_field, whole_number
 from proctor.web.openapi import Route
 from proctor.web.reads import read
 from proctor.web.sessions import arbiter
@@ -61,9 +63,28 @@ async def _act(request: web.Request, case_ids: list[int], body: dict[str, Any]) 
 
 
 async def post_case_action(request: web.Request) -> web.Response:
-    """Dismiss (with a reason) or confirm a case; confirm or overrule (``add_ms``) a pending verdict's case."""
+    """Dismiss (with a reason) or confirm a case; confirm or overrule (``add_ms``) a pending verdict's case; give the
+    penalty the ladder gives for it (``offence``, ``player``, ``expect``, ``confirm_loss``: proctor.penalty_preview);
+    grant leave (``minutes``) or refuse a leave request's case (with a reason)."""
     case_id = path_id(request, "case")
     body = await json_body(request)
+    action = text_field(body, "action", required=True)
+    if action == "penalty":
+        who = arbiter(request)
+        context = context_of(request)
+        reason = text_field(body, "reason")
+        answer = await context.writer.submit(
+            lambda connection, batch: context.service.penalise_case(
+                connection, batch, case_id, who, body, reason, now_ms()
+            )
+        )
+        return web.json_response(answer, status=201)
+    if action == "grant-leave":
+        who = arbiter(request)
+        minutes = whole_number(body, "minutes", camera_module.LEAVE_MINUTES)
+        reason = text_field(body, "reason", required=True)
+        answer = await context_of(request).camera.grant_leave_on_case(who, case_id, minutes, reason)
+        return web.json_response(answer, status=201)
     (answer,) = await _act(request, [case_id], body)
     return web.json_response(answer, status=201)
 
@@ -102,10 +123,14 @@ ROUTES: Final = (
     ),
     Route(
         "POST", "/api/v1/cases/{case}/actions", post_case_action,
-        "Dismiss or confirm a case; confirm or overrule a pending verdict (16, 37.7, 14.3)",
-        {"201": "the action and the case's status", "400": "malformed", "401": "not an arbiter",
-         "403": "beyond the arbiter's authority or assignment (16)", "404": "unknown case",
-         "409": "the case is closed, or the rules refuse it"},
+        "Dismiss or confirm a case; confirm or overrule a pending verdict (16, 37.7, 14.3); the ladder's penalty for "
+        "it {action: penalty, offence, player, reason, expect: {penalty, loses_game} as previewed, confirm_loss} "
+        "(17, 18, 15.3); a leave request granted {action: grant-leave, minutes 1-60, reason} or refused "
+        "{action: refuse, reason} (36.4.1)",
+        {"201": "the action and the case's status (a penalty: its verdict)", "400": "malformed",
+         "401": "not an arbiter", "403": "beyond the arbiter's authority or assignment (16)",
+         "404": "unknown case", "409": "the case is closed, the rules refuse it, the ladder moved since the preview, "
+         "or a loss of the game not confirmed (confirm_loss)"},
         (("case", "path", "the case's id"),),
     ),
 )  # fmt: skip

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlmodel import col
 
 from engine.openings import Player
-from proctor import errors, review
+from proctor import errors, penalty_preview, review
 from proctor.context import Context
 from proctor.game_actions import game_action_event
 from proctor.game_views import game_view, public_view
@@ -17,6 +17,7 @@ from proctor.models import Game, Pairing, Platform, Section, Tournament
 from proctor.wall_clock import now_ms
 from proctor.web.inputs import context_of, json_body, path_id, text_field
 from proctor.web.openapi import Route
+from proctor.web.reads import read
 from proctor.web.sessions import arbiter, has_credentials
 
 
@@ -39,6 +40,24 @@ async def post_game_action(request: web.Request) -> web.Response:
         lambda connection, batch: context.service.arbiter_event(connection, batch, game_id, who, make, now_ms())
     )
     return web.json_response(game_view(updated, _refs(updated.refs), now_ms()))
+
+
+async def post_penalty_preview(request: web.Request) -> web.Response:
+    """What a penalty would be (the ladder's step, its articles, whether it loses the game) and whether this arbiter
+    may give it (16), before anything is written (proctor.penalty_preview)."""
+    who = arbiter(request)
+    context = context_of(request)
+    game_id = path_id(request, "game")
+    body = await json_body(request)
+    game = context.service.games.get(game_id)
+    if game is None:
+        raise errors.NotFoundError(f"no game {game_id}")
+    asked = penalty_preview.PenaltyRequest.from_body(body, game.refs)
+    state = game.state.advance(max(now_ms(), game.state.now))  # a flag that fell since the last event, fired
+    preview = await read(
+        context, lambda connection: penalty_preview.read_preview(connection, state, game_id, game.refs, asked, who)
+    )
+    return web.json_response(preview)
 
 
 async def get_game(request: web.Request) -> web.Response:
@@ -160,6 +179,15 @@ ROUTES: Final = (
         "confirm-result, declare-result, penalty (bearer token; each names who and why)",
         {"200": "the game after the action", "400": "malformed action", "401": "no or unknown token",
          "403": "beyond the arbiter's authority (16)", "404": "unknown game", "409": "the rules refuse it now"},
+        (("game", "path", "the service's game id"),),
+    ),
+    Route(
+        "POST", "/api/v1/games/{game}/penalties/preview", post_penalty_preview,
+        "Preview a penalty {player, offence, disqualify?} without giving it: the ladder's step (warning, violation, "
+        "loss of the game) with its articles and reason, whether it loses the game (15.3), the player's earlier "
+        "penalties, and whether this arbiter may give it (16: role and assignment) and if not why. Writes nothing",
+        {"200": "the preview", "400": "malformed, a player not of this game, or no such offence",
+         "401": "not an arbiter", "403": "the review panel, or no CSRF token", "404": "unknown game"},
         (("game", "path", "the service's game id"),),
     ),
 )  # fmt: skip

@@ -7,7 +7,7 @@ from typing import Final
 
 from aiohttp import web
 
-from proctor import errors, review
+from proctor import errors, incident_report, report_rendering, review
 from proctor.models import MAX_INTEGER
 from proctor.wall_clock import now_ms
 from proctor.web.downloads import attachment
@@ -26,6 +26,8 @@ INCIDENT_FILTERS: Final = (
     ("q", "query", "text in the kind or the summary"), ("event", "query", "an event's slug"),
 )  # fmt: skip
 
+
+REPORT_LANGUAGE: Final = (("lang", "query", "the report's language: zh (the default) or en"),)
 
 PAGING: Final = (
     ("limit", "query", f"incidents per page, 1 to {review.MAX_PAGE} (default {review.MAX_PAGE})"),
@@ -95,25 +97,33 @@ async def post_incident_action(request: web.Request) -> web.Response:
     return web.json_response(result, status=201)
 
 
-async def _incident_report(request: web.Request) -> review.IncidentReport:
+async def _incident_report(request: web.Request) -> incident_report.IncidentReport:
     arbiter(request)
     where = review.IncidentFilter.from_query(request.query)
-    report: review.IncidentReport = await read(context_of(request), lambda c: review.read_report(c, where, now_ms()))
+    try:
+        lang = incident_report.language_of(request.query)
+    except ValueError as error:
+        raise errors.BadRequestError(str(error)) from None
+    media = context_of(request).settings.media_dir
+    report: incident_report.IncidentReport = await read(
+        context_of(request), lambda c: incident_report.read_report(c, where, now_ms(), lang, media)
+    )
     return report
 
 
 async def get_report_html(request: web.Request) -> web.Response:
-    """The printable incident report, filtered like the incident list; every text escaped."""
+    """The printable incident report (proctor.incident_report), filtered like the incident list, in Chinese or
+    English (``lang``); every text escaped, the stills inlined."""
     report = await _incident_report(request)
-    response = web.Response(text=review.report_html(report), content_type="text/html", charset="utf-8")
-    response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    response = web.Response(text=report_rendering.report_html(report), content_type="text/html", charset="utf-8")
+    response.headers["Content-Security-Policy"] = report_rendering.CONTENT_SECURITY_POLICY
     return response
 
 
 async def get_report_pdf(request: web.Request) -> web.Response:
-    """The same report as a PDF, in the ``PDF_FONT`` font (Chinese names need its CJK glyphs)."""
+    """The same report as a PDF, in the ``PDF_FONT`` font (Chinese needs its CJK glyphs)."""
     report = await _incident_report(request)
-    data = await asyncio.to_thread(review.report_pdf, report, context_of(request).settings.pdf_font)
+    data = await asyncio.to_thread(report_rendering.report_pdf, report, context_of(request).settings.pdf_font)
     return attachment(data, "application/pdf", "incidents.pdf", "inline")
 
 
@@ -139,13 +149,16 @@ ROUTES: Final = (
     ),
     Route(
         "GET", "/api/v1/reports/incidents.html", get_report_html,
-        "A printable incident report (filtered like the incident list): evidence with SHA-256, actions, verdicts",
-        {"200": "the page", "400": "bad filter", "401": "not an arbiter", "404": "unknown event"}, INCIDENT_FILTERS,
+        "A printable incident report (filtered like the incident list): a summary per player and kind, then each "
+        "case with its occurrences, evidence stills and SHA-256, actions and verdict, and the chief arbiter's "
+        "signature block",
+        {"200": "the page", "400": "bad filter or language", "401": "not an arbiter", "404": "unknown event"},
+        INCIDENT_FILTERS + REPORT_LANGUAGE,
     ),
     Route(
         "GET", "/api/v1/reports/incidents.pdf", get_report_pdf, "The same incident report as a PDF",
-        {"200": "the PDF", "400": "bad filter", "401": "not an arbiter", "404": "unknown event",
+        {"200": "the PDF", "400": "bad filter or language", "401": "not an arbiter", "404": "unknown event",
          "500": "the PDF_FONT font is missing"},
-        INCIDENT_FILTERS,
+        INCIDENT_FILTERS + REPORT_LANGUAGE,
     ),
 )  # fmt: skip

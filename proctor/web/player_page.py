@@ -33,12 +33,22 @@ def _stream_player(context: Context, token: str) -> str:
 async def play_page(request: web.Request) -> web.Response:
     """The player's page, with a nonce for its one script and the dashboards' Content-Security-Policy (this server
     only; it cannot be framed)."""
+    context, token = context_of(request), request.match_info["token"]
     try:
-        _stream_player(context_of(request), request.match_info["token"])
+        _stream_player(context, token)
     except errors.ExpiredError as expired:  # a person reads this, not a program: plain text, not JSON
         headers = {"Content-Security-Policy": page_policy(secrets.token_urlsafe(18)), "Cache-Control": "no-store"}
         text = f"摄像头签到：此链接已过期，请向裁判索取新链接。\nCamera check-in: {expired.message}.\n"
         return web.Response(text=text, status=410, headers=headers, charset="utf-8")
+    except errors.NotFoundError:
+        with context.engine.connect() as connection:
+            replaced = camera_module.token_replaced(connection, token)
+        if not replaced:
+            raise
+        headers = {"Content-Security-Policy": page_policy(secrets.token_urlsafe(18)), "Cache-Control": "no-store"}
+        text = ("摄像头签到：此链接已被新链接取代，请向裁判索取新链接。\n"
+                f"Camera check-in: {camera_module.REPLACED_TEXT}.\n")  # fmt: skip
+        return web.Response(text=text, status=404, headers=headers, charset="utf-8")
     nonce = secrets.token_urlsafe(18)
     text = PLAYER_PAGE.read_text(encoding="utf-8").replace("{{NONCE}}", nonce)
     headers = {"Content-Security-Policy": page_policy(nonce), "Cache-Control": "no-store"}

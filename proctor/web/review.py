@@ -46,7 +46,8 @@ async def get_record_rif(request: web.Request) -> web.Response:
 
 
 async def get_record_psq(request: web.Request) -> web.Response:
-    """The game's record as Gomocup PSQ, with each stone's thinking time (409 for swaps or candidates)."""
+    """The game's record as Gomocup PSQ, with each stone's thinking time and the opening's decisions after the stones
+    (409 for a game with a pass)."""
     return await _game_record(request, "psq")
 
 
@@ -78,9 +79,10 @@ ROUTES: Final = (
     ),
     Route(
         "GET", "/api/v1/games/{game}/record.psq", get_record_psq,
-        "The game's record as Gomocup PSQ with each stone's thinking time",
+        "The game's record as Gomocup PSQ with each stone's thinking time; an opening protocol's decisions (swaps, "
+        "candidates, Swap2's choice) in info lines after the names, which Piskvork ignores",
         {"200": "the record", "401": "not an arbiter", "404": "unknown game",
-         "409": "PSQ holds stones only: the game has swaps or candidates"},
+         "409": "the game has a pass: PSQ colours the stones by alternation"},
         (("game", "path", "the service's game id"),),
     ),
     Route(

@@ -10,6 +10,7 @@ from aiohttp import web
 from proctor.web import (
     appeals,
     camera_controls,
+    camera_roster,
     cases,
     dashboards,
     events,
@@ -34,6 +35,7 @@ ROUTES: Final[tuple[Route, ...]] = (
     *incidents.ROUTES,
     *cases.ROUTES,
     *camera_controls.ROUTES,
+    *camera_roster.ROUTES,
     *player_page.ROUTES,
     *media.ROUTES,
     *sessions.ROUTES,

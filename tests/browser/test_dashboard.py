@@ -1,12 +1,13 @@
 """The arbiters' dashboard (``GET /arbiter``) in a real browser: Debian's Chromium, driven by Playwright, against the
 real app on 127.0.0.1 fed by signed webhooks.
 
-Wang (arbiter) logs in through the form, sees a move on the board within 2 s of its webhook and incidents arrive in
-the queue live, gives a warning through the page, and is refused what article 16 keeps from him (by the server: the
-page's refusal message, and a forged request from his page). From a board's menu he pauses and resumes the clocks,
-is refused the declaration of a result (16.3), watches a player's camera come up (indicator and thumbnail, from a
-real aiortc peer), messages the player, and sees the camera lost when it goes. Li (chief) then gives the second
-violation, which loses the game (15.3), and the board shows the result. Screenshots at 1366x768 go to
+Wang (arbiter) logs in through the form, sees a move on the board within 2 s of its webhook and a finding arrive in
+the case queue live, gives a warning from its case, and is refused what article 16 keeps from him (the penalty
+dialog's preview says why and offers no submit; the server refuses a forged request from his page). From a board's
+menu he pauses and resumes the clocks, is refused the declaration of a result (16.3), watches a player's camera come
+up (indicator and thumbnail, from a real aiortc peer), messages the player, and sees the camera lost when it goes. Li
+(chief) then gives the second violation, which loses the game (15.3: confirmed by a second click), and the board
+shows the result. Screenshots at 1366x768 go to
 tests/browser/artifacts/.
 
 CI installs Chromium, so there this module never skips.
@@ -183,23 +184,36 @@ async def log_in(page: Page, name: str) -> None:
     await page.wait_for_selector(f"#who[data-name={name!r}]", timeout=5_000)
 
 
-async def penalty_through_page(page: Page, incident: int, offence: str, note: str) -> dict[str, Any]:
-    """Open the incident's penalty dialog, give the reason, submit; the server's answer as the page shows it."""
-    await page.click(f"[data-incident='{incident}'] button[data-action=penalty]")
-    assert await page.input_value("#act-offence") == offence  # the incident's article is offered first
-    await page.fill("#act-note", note)
-    await page.click("#act-submit")
-    await page.wait_for_function("() => document.getElementById('act-answer').dataset.status > '0'", timeout=5_000)
-    answer = await page.evaluate(
-        "() => { const a = document.getElementById('act-answer');"
-        " return {status: a.dataset.status, penalty: a.dataset.penalty || null, text: a.textContent}; }"
+OPEN_CASE = "#cases li.case[data-kind='{kind}'][data-status='open']"
+
+
+async def penalty_through_page(page: Page, kind: str, offence: str, note: str) -> dict[str, Any]:
+    """Open the open case's penalty dialog, wait for the server's preview, give the reason, submit (twice for a loss
+    of the game); the preview and the server's answer as the page shows them (no answer when it offers no submit)."""
+    await page.click(f"{OPEN_CASE.format(kind=kind)} button[data-action=penalty]")
+    assert await page.input_value("#act-offence") == offence  # the case's article is offered first
+    await page.wait_for_selector("#act-preview[data-penalty]", timeout=5_000)
+    preview = await page.evaluate(
+        "() => { const p = document.getElementById('act-preview');"
+        " return {penalty: p.dataset.penalty, allowed: p.dataset.allowed, text: p.textContent}; }"
     )
+    answer: dict[str, Any] = {"status": None, "penalty": None, "text": "", "preview": preview}
+    if await page.is_enabled("#act-submit"):
+        await page.fill("#act-note", note)
+        await page.click("#act-submit")
+        if await page.get_attribute("#act-submit", "data-step") == "confirm":
+            await page.click("#act-submit")  # a loss of the game: the second click gives it
+        await page.wait_for_function("() => document.getElementById('act-answer').dataset.status > '0'", timeout=5_000)
+        answer |= await page.evaluate(
+            "() => { const a = document.getElementById('act-answer');"
+            " return {status: a.dataset.status, penalty: a.dataset.penalty || null, text: a.textContent}; }"
+        )
     await page.click("#act-close")
-    return cast(dict[str, Any], answer)
+    return answer
 
 
-async def wait_for_incident(page: Page, incident: int, since: float) -> float:
-    await page.wait_for_selector(f"[data-incident='{incident}']", timeout=5_000)
+async def wait_for_case(page: Page, kind: str, since: float) -> float:
+    await page.wait_for_selector(OPEN_CASE.format(kind=kind), timeout=5_000)
     return time.perf_counter() - since
 
 
@@ -233,19 +247,19 @@ async def wang_watches_and_warns(page: Page, served: Served, g1: int, figures: d
     figures["webhook_to_board_s"] = time.perf_counter() - posted
     assert figures["webhook_to_board_s"] < BOARD_WITHIN_S
 
-    # A camera finding on g1: live in the queue, with a chime; g1 goes before the boards without incidents.
+    # A camera finding on g1: live in the case queue, with a chime; g1 goes before the boards without incidents.
     chimes = int(await page.evaluate(CHIMES))
     raised = time.perf_counter()
     first = await detector_incident(served, g1, "extra-person", "36.4.2", "g1-w", "2 faces in view")
-    figures["incident_to_queue_s"] = await wait_for_incident(page, first, raised)
-    # Shown from the stream's notice at once; the full record (source, evidence, player) follows.
-    await page.wait_for_selector(f"[data-incident='{first}'] .source.detector", timeout=3_000)
+    figures["incident_to_queue_s"] = await wait_for_case(page, "extra-person", raised)
+    case = OPEN_CASE.format(kind="extra-person")
     await page.wait_for_selector(f"{card}[data-open='1']", timeout=3_000)
     assert int(await page.evaluate(CHIMES)) > chimes
-    item = await page.text_content(f"[data-incident='{first}']") or ""
-    assert "36.4.2" in item and "检测器 · camera" in item and "g1-w" in item and ".jpg" in item
-    # The snapshot itself is shown, fetched from the evidence route behind the login (640x480).
-    still = f"[data-incident='{first}'] img.evidence-still"
+    item = await page.text_content(case) or ""
+    assert "36.4.2" in item and "g1-w" in item and "区域内有他人" in item
+    # The snapshot itself is shown on demand, fetched from the evidence route behind the login (640x480).
+    await page.click(f"{case} button[data-evidence]")
+    still = f"{case} img.evidence-still"
     await page.wait_for_function(f'() => document.querySelector("{still}")?.naturalWidth === 640', timeout=5_000)
     await page.wait_for_timeout(1_100)  # the order is recomputed every second
     orders = await page.evaluate(ORDERS)
@@ -253,16 +267,17 @@ async def wang_watches_and_warns(page: Page, served: Served, g1: int, figures: d
     assert all(g1_order < order for open_, order in orders if open_ == "0")
 
     # The first 36.4.2 is a warning (the ladder), which an arbiter may give (16.1).
-    answer = await penalty_through_page(page, first, "36.4.2", "two faces on the camera, confirmed")
+    answer = await penalty_through_page(page, "extra-person", "36.4.2", "two faces on the camera, confirmed")
+    assert answer["preview"]["penalty"] == "warning" and answer["preview"]["allowed"] == "true"
     assert (answer["status"], answer["penalty"]) == ("201", "warning") and "警告" in answer["text"]
     assert "本局第 1 次违反第 36.4.2 条：警告" in answer["text"]  # the ladder's reason in the page's words
-    await page.wait_for_selector(f"[data-incident='{first}']", state="detached", timeout=3_000)
+    await page.wait_for_selector(case, state="detached", timeout=3_000)  # penalised: out of the open queue
     return first
 
 
 async def wang_is_refused(page: Page, served: Served, g1: int, figures: dict[str, float]) -> int:
-    """Li's incident live in the queue (screenshots); English, kept over a reload; the server refuses Wang a violation
-    through the page (16.2) and a forged loss (16.3)."""
+    """Li's incident live in the queue as a new case (screenshots); English, kept over a reload; the dialog tells Wang
+    that a violation is not his to give (16.2), and the server refuses a forged loss (16.3)."""
     card = f"[data-game='{g1}']"
     raised = time.perf_counter()
     response = await served.http.post(
@@ -272,8 +287,8 @@ async def wang_is_refused(page: Page, served: Served, g1: int, figures: dict[str
     )  # fmt: skip
     assert response.status == 201
     second = int((await response.json())["id"])
-    figures["api_incident_to_queue_s"] = await wait_for_incident(page, second, raised)
-    await page.wait_for_selector("[data-incident] .source.feed", timeout=5_000)  # the feed gap's incident
+    figures["api_incident_to_queue_s"] = await wait_for_case(page, "extra-person", raised)
+    await page.wait_for_selector(OPEN_CASE.format(kind="feed-gap"), timeout=5_000)  # the feed gap's case
     await page.wait_for_timeout(300)
     await page.screenshot(path=str(ARTIFACTS / "arbiter-round.png"))
     await page.locator("#queue").screenshot(path=str(ARTIFACTS / "arbiter-queue.png"))
@@ -284,11 +299,12 @@ async def wang_is_refused(page: Page, served: Served, g1: int, figures: dict[str
     assert await page.get_attribute("html", "lang") == "en"
     assert await page.text_content("#round-title") == "Live round"
     await page.wait_for_selector(f"{card}[data-last-move='g7']", timeout=5_000)
-    await page.wait_for_selector(f"[data-incident='{second}']", timeout=5_000)
+    await page.wait_for_selector(OPEN_CASE.format(kind="extra-person"), timeout=5_000)
     await page.screenshot(path=str(ARTIFACTS / "arbiter-round-en.png"))
 
-    answer = await penalty_through_page(page, second, "36.4.2", "same again")
-    assert answer["status"] == "403" and "16.2" in answer["text"] and "Refused" in answer["text"]
+    answer = await penalty_through_page(page, "extra-person", "36.4.2", "same again")
+    assert answer["status"] is None and answer["preview"]["allowed"] == "false"  # nothing to submit
+    assert "may not give a violation" in answer["preview"]["text"] and "16.2" in answer["preview"]["text"]
 
     forged = await page.evaluate(FORGED_LOSS, [g1])
     assert (forged["status"], forged["body"]["error"], forged["body"]["article"]) == (403, "authority", "16.3")
@@ -369,11 +385,11 @@ async def li_gives_the_loss(page: Page, served: Served, g1: int, second: int) ->
     await page.click("#logout")
     await page.wait_for_selector("#login:not([hidden])", timeout=3_000)
     await log_in(page, "Li")
-    answer = await penalty_through_page(page, second, "36.4.2", "confirmed on the room camera")
+    answer = await penalty_through_page(page, "extra-person", "36.4.2", "confirmed on the room camera")
     assert (answer["status"], answer["penalty"]) == ("201", "violation")
-    third = await detector_incident(served, g1, "extra-person", "36.4.2", "g1-w", "2 faces in view")
-    await wait_for_incident(page, third, time.perf_counter())
-    answer = await penalty_through_page(page, third, "36.4.2", "third time: the person is still there")
+    await detector_incident(served, g1, "extra-person", "36.4.2", "g1-w", "2 faces in view")
+    await wait_for_case(page, "extra-person", time.perf_counter())
+    answer = await penalty_through_page(page, "extra-person", "36.4.2", "third time: the person is still there")
     assert (answer["status"], answer["penalty"]) == ("201", "violation")
     assert "Game result: Black wins · penalty" in answer["text"]
     await page.wait_for_selector(f"{card}[data-status='over'][data-result='black']", timeout=3_000)

@@ -171,6 +171,10 @@ async def check_the_searches(page: Page) -> None:
     assert await page.get_attribute("#report-html", "href") == report
     await page.click("#lang")
     assert await page.get_attribute("html", "lang") == "en"
+    # The report in the page's language.
+    assert await page.get_attribute("#report-html", "href") == report + "&lang=en"
+    english = await page.request.get(page.url.rsplit("/review", 1)[0] + report + "&lang=en")
+    assert english.status == 200 and '<html lang="en">' in await english.text()
     assert (await page.text_content("#audit") or "").startswith("Audit: ok (")
     assert await page.text_content("#time-zone") == "Times: UTC (UTC+00:00)"
     chinese = await leftovers(page, CJK)  # nothing left in Chinese but user data and the language switch

@@ -114,3 +114,24 @@ def test_penalties_name_articles_reason_and_evidence() -> None:
     assert penalty.articles == "36.4.2, 15.1"
     assert "first 36.4.2 in this game" in penalty.reason and "event setting" in penalty.reason
     assert penalty.evidence == ("incident-12", "snapshot-3") and penalty.arbiter == "Li"
+
+
+@pytest.mark.parametrize("offence", ["17.4", "17.9", "18.12", "36.4.4"])
+def test_the_step_previews_what_decide_gives_and_who_may_give_it(offence: str) -> None:
+    """``step`` says, without recording anything, what ``decide`` then gives, and the refusal it gives a role (16)."""
+    book, policy = PenaltyBook(), PenaltyPolicy()
+    for _ in range(3):
+        step = book.step(player=F, offence=offence, policy=policy)
+        assert book.count(F, offence) == step.occurrence - 1  # nothing recorded
+        for role in Role:
+            refusal = step.refusal(role)
+            assert (refusal is None) == (role in step.may_give)
+            if refusal is not None:
+                with pytest.raises(AuthorityError) as refused:
+                    book.decide(player=F, offence=offence, role=role, arbiter="x", at=0, policy=policy)
+                assert (refused.value.why, refused.value.article) == (refusal, step.authority_article)
+        if step.loses_game:
+            break
+        book, decision = book.decide(player=F, offence=offence, role=Role.CHIEF, arbiter="x", at=0, policy=policy)
+        assert (decision.penalty.kind, decision.penalty.reason, decision.loses_game) == (
+            step.kind, step.reason, step.loses_game)  # fmt: skip

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.actions import Action, Choose, Declare, Offer, Stone, Swap, format_action, parse_action
-from engine.board import POINTS, format_point, parse_point
+from engine.board import POINTS, column_of, format_point, parse_point, row_of
 from engine.errors import NotationError, RecordError
 from engine.game import Game, Termination
 from engine.records import (
@@ -99,9 +102,73 @@ def test_psq_round_trip_and_orientation() -> None:
     assert again.actions == record.actions and again.black == "X"
 
 
+def five_move_two_game() -> Game:
+    game = Game.new(opening="five-move-two")
+    for token in ("h8", "h9", "h10", "swap", "i9", "offer:g10,j10", "choose:j10", "k11", "l12"):
+        game = game.play(token)
+    return game
+
+
+def swap2_game() -> Game:
+    """Swap2 option c (11.2.2 B c): three stones, two added, then the first player swaps to White."""
+    game = Game.new(rule="swap2")
+    for token in ("h8", "a1", "i9", "add2", "j10", "k11", "swap", "l12", "m13"):
+        game = game.play(token)
+    return game
+
+
+def piskvork_reads(text: str) -> tuple[list[tuple[int, int]], list[str]]:
+    """What Piskvork's openPsq takes from a PSQ file (plastovicka/Piskvork): the header ``Piskvorky WxH, a:b, h``
+    with h 0 or 1, then ``x,y[,t]`` lines while they parse, then one line per player's name; the rest is ignored."""
+    lines = text.splitlines()
+    header = re.fullmatch(r"Piskvorky (\d+)x(\d+), (\d+):(\d+), (\d+)", lines[0])
+    assert header is not None and header.group(5) in ("0", "1")
+    moves, index = [], 1
+    while index < len(lines) and (move := re.fullmatch(r"(\d+),(\d+)(?:,(\d+))?", lines[index])):
+        moves.append((int(move.group(1)), int(move.group(2))))
+        index += 1
+    return moves, lines[index : index + 2]
+
+
+@pytest.mark.parametrize(("game", "opening"), [(five_move_two_game, "five-move-two"), (swap2_game, "swap2")])
+def test_psq_keeps_an_opening_protocols_decisions_after_the_stones(game: Callable[[], Game], opening: str) -> None:
+    played = game()
+    record = record_from_game(played, black="Li Wei", white="王小明")
+    text = write_psq(record, times_ms=list(range(1000, 1000 * (len(record.stones()) + 1), 1000)))
+    # The stones as played, each with its time, then both names and the code line; the decisions after it.
+    moves, names = piskvork_reads(text)
+    assert moves == [(column_of(p) + 1, 15 - row_of(p)) for p in record.stones()] and names == ["Li Wei", "王小明"]
+    tail = text.splitlines()[len(moves) + 3 :]
+    assert tail[0] == "-1" and f"opening: {opening}" in tail and f"actions: {write_plain(record)}" in tail
+    again = read_psq(text)
+    assert again.actions == record.actions and (again.rule, again.opening) == (played.rules.name, opening)
+    assert (again.black, again.white) == ("Li Wei", "王小明")
+    replayed = replay_record(again)
+    assert replayed.illegal is None and replayed.game.position == played.position
+    assert replayed.game.black_player is played.black_player
+
+
+def test_psq_without_the_actions_line_rebuilds_swaps_and_candidates() -> None:
+    record = record_from_game(five_move_two_game())
+    text = "\n".join(line for line in write_psq(record).splitlines() if not line.startswith("actions:"))
+    assert "swap: 3" in text and "alt: g10 j10" in text
+    again = read_psq(text)
+    assert again.actions == record.actions
+
+
+def test_a_psq_of_stones_only_has_no_info_lines() -> None:
+    game = Game.new()
+    for token in ("h8", "i9", "h9"):
+        game = game.play(token)
+    text = write_psq(record_from_game(game, black="A", white="B"))
+    assert text.splitlines()[-3:] == ["A", "B", "-1"]
+
+
 def test_psq_refuses_what_it_cannot_hold() -> None:
-    with pytest.raises(RecordError, match=r"only stones.*swap"):
-        write_psq(record_from_game(soosorv_game()))
+    with pytest.raises(RecordError, match=r"alternation.*pass"):
+        write_psq(read_plain("h8 pass h9"))
+    with pytest.raises(RecordError, match="other stones"):
+        read_psq("Piskvorky 15x15, 11:11, 0\n8,8,0\nA\nB\n-1\nactions: h9\n")
     with pytest.raises(RecordError, match="starts with"):
         read_psq("8,8,0\n")
     with pytest.raises(RecordError, match="20x20"):

@@ -7,12 +7,16 @@ import asyncio
 import csv
 import hashlib
 import io
+import re
 import time
 from dataclasses import replace
 from fractions import Fraction
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import cv2
+import numpy as np
 import pypdf
 import pytest
 from sqlalchemy import update
@@ -298,42 +302,209 @@ async def test_incident_filters(platform: Platformer, settings: Settings) -> Non
     assert (await get(platform, "/api/v1/incidents?event=nowhere", token)).status == 404
 
 
-async def test_the_incident_report_escapes_text_and_lists_the_evidence(
+def jpeg_still() -> bytes:
+    """A real JPEG (a grey frame with a bright square), as the camera saves its snapshots."""
+    frame = np.full((120, 160, 3), 90, dtype=np.uint8)
+    frame[30:90, 50:110] = 220
+    ok, data = cv2.imencode(".jpg", frame)
+    assert ok
+    return bytes(data.tobytes())
+
+
+class Tables(HTMLParser):
+    """Every table of a page as rows of cell texts, with the heading (h1–h4) it follows; and the page's text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[tuple[str, list[list[str]]]] = []
+        self.heading = ""
+        self.texts: list[str] = []
+        self._in: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "style":
+            self._in = tag
+        elif tag in ("h1", "h2", "h3", "h4"):
+            self._in, self.heading = tag, ""
+        elif tag == "table":
+            self.tables.append((self.heading, []))
+        elif tag == "tr":
+            self.tables[-1][1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][1][-1].append("".join(self._cell))
+            self._cell = None
+        elif tag == self._in:
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in == "style":
+            return
+        self.texts.append(data)
+        if self._in:
+            self.heading += data
+        if self._cell is not None:
+            self._cell.append(data)
+
+    @classmethod
+    def of(cls, page: str) -> Tables:
+        parser = cls()
+        parser.feed(page)
+        return parser
+
+    def after(self, heading: str) -> list[list[str]]:
+        return next(rows for h, rows in self.tables if h == heading)
+
+    def text(self) -> str:
+        return " ".join(self.texts)
+
+
+CHIEF = "陈裁判长"
+
+
+async def reported_game(platform: Platformer, settings: Settings, tmp_path: Path) -> dict[str, Any]:
+    """The reviewed game in the review cup (whose chief arbiter is 陈裁判长), with White's camera lost a second time,
+    with a real still: one case of two occurrences."""
+    path = tmp_path / "review-cup.toml"
+    path.write_text(EVENT + f'\n[[arbiters]]\nname = "{CHIEF}"\nrole = "chief"\n', encoding="utf-8")
+    engine = create_database_engine(settings)
+    migrate(engine)
+    with engine.begin() as connection:
+        load_event_file(connection, path, now=0)
+    engine.dispose()
+    played = await reviewed_game(platform, settings)
+    again = (played["start"] + 40_000) / 1000
+    await camera_finding(platform, "rv-w", Finding(Check.LOST, again, None, "no frames for 5 s"), jpeg_still())
+    return played
+
+
+def user_data_removed(text: str, *also: str) -> str:
+    """The page's text without the user data it shows as written (names, the event's name, the arbiters' notes and
+    summary, platform and file names, ids, hashes)."""
+    user_data = ("评审杯 Review Cup", "王小明", "Li <Na>", "张裁判", CHIEF, 'earbud <b>visible</b> & "loud"',
+                 "pressed the clock first", "confirmed on camera", "clip of the ear check", "tourney")  # fmt: skip
+    for value in (*user_data, *also):
+        text = text.replace(value, " ")
+    text = re.sub(r"[0-9a-f]{64}", " ", text)  # hashes
+    text = re.sub(r"\S+\.(?:jpg|webm)", " ", text)  # file names
+    return re.sub(r"\brv(-[bw])?\b", " ", text)  # the platform's game and player ids
+
+
+async def test_the_incident_report_reads_like_a_report(
     platform: Platformer, settings: Settings, tmp_path: Path
 ) -> None:
-    load_event(settings, tmp_path)
-    played = await reviewed_game(platform, settings)
+    played = await reported_game(platform, settings, tmp_path)
     reviewer = add_arbiter(settings, "Panel", "reviewer")
-    response = await get(platform, f"/api/v1/reports/incidents.html?game={played['game']}", reviewer)
+    game, incident = played["game"], played["incident"]
+    response = await get(platform, "/api/v1/reports/incidents.html", reviewer)
     assert response.status == 200 and response.content_type == "text/html"
+    assert "img-src data:" in response.headers["Content-Security-Policy"]
     page = await response.text()
-    assert "<h1>评审杯 Review Cup</h1>" in page
+    assert page.startswith('<!DOCTYPE html>\n<html lang="zh-CN">')  # Chinese by default
+    # Every text escaped.
     assert "earbud &lt;b&gt;visible&lt;/b&gt; &amp; &quot;loud&quot;" in page and "<b>visible</b>" not in page
-    assert "Li &lt;Na&gt; (rv-w)" in page and "王小明 (rv-b)" in page
-    assert hashlib.sha256(SNAPSHOT).hexdigest() in page
-    assert "open/ear-check.webm" in page and CLIP_SHA in page
-    assert "warning for rv-b (36.2, 15.1)" in page and "ended after 7 s" in page
-    # Every time in the event's zone, named once (24-hour), not UTC.
-    assert "Times: Asia/Shanghai (UTC+08:00), 24-hour." in page and " UTC<" not in page
-    listed = await (await get(platform, f"/api/v1/incidents?game={played['game']}", reviewer)).json()
-    assert listed and all(f"<th>Raised</th><td>{local_time(i['at'], 'Asia/Shanghai')}</td>" in page for i in listed)
+    tables = Tables.of(page)
+    # The event's zone named at the top and in the print footer of every page.
+    zone = "时间：Asia/Shanghai (UTC+08:00)，24 小时制"
+    assert f'<p class="zone">{zone}</p>' in page and f"评审杯 Review Cup：事件报告 · {zone}</footer>" in page
+    # The summary first: one row per player and kind.
+    assert page.index("汇总（按棋手与类别）") < page.index("<h2>案件</h2>")
+    header, *rows = tables.after("汇总（按棋手与类别）")
+    assert header == ["棋手 / 对局", "类别", "案件", "次数", "总时长", "首次", "末次", "结果"]
+    listed = await (await get(platform, "/api/v1/incidents", reviewer)).json()
+    lost = sorted(i["at"] for i in listed if i["kind"] == "camera-lost")
+    ear = next(i["at"] for i in listed if i["kind"] == "earphones")
+
+    def at(ms: int) -> str:
+        return local_time(ms, "Asia/Shanghai")
+
+    assert rows == [
+        ["Li <Na>", "摄像头断开", "1", "2", "7 秒", at(lost[0]), at(lost[1]), "待处理"],
+        ["王小明", "耳机", "1", "1", "—", at(ear), at(ear), "警告（第 36.2, 15.1 条）"],
+    ]  # fmt: skip
+    # One section per case: its facts, occurrences, evidence with hashes (checked against the files), actions, verdict.
+    cases = await (await get(platform, "/api/v1/cases?player=rv-w", reviewer)).json()
+    (camera_case,) = cases["cases"]
+    heading = f"案件 #{camera_case['id']}：摄像头断开 · Li <Na>"
+    assert heading in [h for h, _ in tables.tables]
+    facts = {row[0]: row[1] for row in tables.after(heading)}
+    assert (facts["棋手"], facts["平台编号"], facts["条款"], facts["发生次数"], facts["总时长"]) == (
+        "Li <Na>", "rv-w", "第 36.4 条", "2", "7 秒")  # fmt: skip
+    assert facts["对局"] == f"对局 #{game}（tourney rv）"
+    assert hashlib.sha256(SNAPSHOT).hexdigest() in page and hashlib.sha256(jpeg_still()).hexdigest() in page
+    assert page.count('<img src="data:image/jpeg;base64,') == 1  # the real still shown; the broken one only listed
+    evidence = [row for h, rows in tables.tables if h == "证据（静态画面与文件，SHA-256）" for row in rows[1:]]
+    checks = {name: check for name, _, check in evidence}
+    assert sorted(checks.values()) == ["与文件一致", "与文件一致", "文件已不在（保存期满或未保存）"]
+    assert next(c for name, c in checks.items() if name == "open/ear-check.webm") == "文件已不在（保存期满或未保存）"
+    actions = [row for h, rows in tables.tables if h == "处理记录" for row in rows[1:]]
+    assert ["检测器", "检测到结束：持续 7 秒"] in [row[1:] for row in actions]
+    penalty = next(row for row in actions if row[2].startswith(f"判罚（事件 #{incident}）"))
+    assert penalty[1] == "张裁判（裁判）" and "警告：王小明（第 36.2, 15.1 条）" in penalty[2]
+    assert penalty[2].endswith("理由：confirmed on camera")
+    assert "<strong>裁决：</strong>警告：王小明（第 36.2, 15.1 条）" in page
+    assert "<strong>裁决：</strong>待处理：尚无裁判处理，第 36.4 条" in page
+    # The chief arbiter's signature block: name, date and signature lines.
+    assert tables.after("裁判长签字") == [["裁判长姓名", CHIEF], ["日期", ""], ["签字", ""]]
+    # No English of the server's: only user data is left in Latin letters.
+    left = set(re.findall(r"[A-Za-z]{2,}", user_data_removed(tables.text())))
+    assert left <= {"SHA", "Asia", "Shanghai", "UTC"}, left
     only_camera = await (await get(platform, "/api/v1/reports/incidents.html?kind=camera-lost", reviewer)).text()
-    assert "Incident" in only_camera and "earphones" not in only_camera
+    assert "摄像头断开" in only_camera and "耳机" not in only_camera and "筛选条件：类别 摄像头断开" in only_camera
+    # A report on the game shows the case with that game's occurrence only (the second came after the game).
+    of_game = Tables.of(await (await get(platform, f"/api/v1/reports/incidents.html?game={game}", reviewer)).text())
+    assert [row[:4] for row in of_game.after("汇总（按棋手与类别）")[1:]] == [["Li <Na>", "摄像头断开", "1", "1"],
+                                                                         ["王小明", "耳机", "1", "1"]]  # fmt: skip
+    assert (await get(platform, "/api/v1/reports/incidents.html?lang=fr", reviewer)).status == 400
+
+
+async def test_the_incident_report_in_english(platform: Platformer, settings: Settings, tmp_path: Path) -> None:
+    await reported_game(platform, settings, tmp_path)
+    reviewer = add_arbiter(settings, "Panel", "reviewer")
+    camera_case = (await (await get(platform, "/api/v1/cases?player=rv-w", reviewer)).json())["cases"][0]
+    english = await (await get(platform, "/api/v1/reports/incidents.html?lang=en", reviewer)).text()
+    assert english.startswith('<!DOCTYPE html>\n<html lang="en">')
+    tables = Tables.of(english)
+    assert '<p class="zone">Times: Asia/Shanghai (UTC+08:00), 24-hour</p>' in english
+    header, *rows = tables.after("Summary by player and kind")
+    assert header[:4] == ["Player / game", "Kind", "Cases", "Occurrences"]
+    assert [row[:5] + row[7:] for row in rows] == [
+        ["Li <Na>", "camera lost", "1", "2", "7 s", "open"],
+        ["王小明", "earphones", "1", "1", "—", "warning (art. 36.2, 15.1)"],
+    ]  # fmt: skip
+    assert f"Case {camera_case['id']}: camera lost · Li <Na>" in tables.text()
+    assert "detected as ended: lasted 7 s" in english
+    assert tables.after("Chief arbiter's signature") == [["Chief arbiter", CHIEF], ["Date", ""], ["Signature", ""]]
+    assert not re.findall(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", user_data_removed(tables.text())), "Chinese"
 
 
 async def test_the_incident_report_as_pdf(platform: Platformer, settings: Settings, tmp_path: Path) -> None:
-    load_event(settings, tmp_path)
-    played = await reviewed_game(platform, settings)
-    response = await get(platform, "/api/v1/reports/incidents.pdf", played["arbiter"])
-    assert response.status == 200 and response.content_type == "application/pdf"
-    data = await response.read()
-    assert data.startswith(b"%PDF-") and data.rstrip().endswith(b"%%EOF")
-    reader = pypdf.PdfReader(io.BytesIO(data))
-    text = "".join(page.extract_text() for page in reader.pages)
-    assert "评审杯 Review Cup" in text and "王小明" in text
-    assert "earbud <b>visible</b>" in text and "camera-lost" in text
-    assert "Times: Asia/Shanghai (UTC+08:00), 24-hour." in text
-    assert hashlib.sha256(SNAPSHOT).hexdigest() in text.replace("\n", "")
+    played = await reported_game(platform, settings, tmp_path)
+    for lang, zone, summary, signature in (
+        ("zh", "时间：Asia/Shanghai (UTC+08:00)，24 小时制", "汇总（按棋手与类别）", "裁判长签字"),
+        ("en", "Times: Asia/Shanghai (UTC+08:00), 24-hour", "Summary by player and kind", "Chief arbiter's signature"),
+    ):
+        response = await get(platform, f"/api/v1/reports/incidents.pdf?lang={lang}", played["arbiter"])
+        assert response.status == 200 and response.content_type == "application/pdf"
+        data = await response.read()
+        assert data.startswith(b"%PDF-") and data.rstrip().endswith(b"%%EOF")
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        pages = [page.extract_text() for page in reader.pages]
+        assert len(pages) > 1 and all(zone in page for page in pages), lang  # named on every page
+        text = "\n".join(pages)
+        assert "评审杯 Review Cup" in text and "王小明" in text and CHIEF in text
+        assert text.index(summary) < text.index(signature)
+        flat = text.replace("\n", "")
+        assert hashlib.sha256(SNAPSHOT).hexdigest() in flat and CLIP_SHA in flat
+        assert len(reader.pages[0].images) + sum(len(p.images) for p in reader.pages[1:]) == 1  # the real still
+        if lang == "zh":
+            assert "摄像头断开" in text and "检测到结束：持续 7 秒" in text and "警告：王小明" in text
+        else:
+            assert "camera lost" in text and "detected as ended: lasted 7 s" in text and "warning for 王小明" in text
     context = app_context(platform)
     context.settings = replace(context.settings, pdf_font=str(tmp_path / "missing.ttc"))
     refused = await get(platform, "/api/v1/reports/incidents.pdf", played["arbiter"])
@@ -413,6 +584,32 @@ async def test_everything_needs_an_arbiter(platform: Platformer) -> None:
         assert response.status == 401, path
     for path in ("/api/v1/appeals", "/api/v1/appeals/1/votes", "/api/v1/appeals/1/decision"):
         assert (await platform.client.post(path, json={})).status == 401, path
+
+
+async def test_the_psq_of_a_swap2_game_keeps_its_opening(platform: Platformer, settings: Settings) -> None:
+    """Swap2 option c (11.2.2 B c): the stones as played, then the decisions; the PSQ and the RIF agree."""
+    arbiter = add_arbiter(settings, "张裁判", "arbiter")
+    start = int(time.time() * 1000) - 60_000
+    data = {"black": {"id": "s2-a", "name": "王小明"}, "white": {"id": "s2-b", "name": "Li Na"}, "rule": "swap2",
+            "time_control": "rapid-15", "start_at": iso(start)}  # fmt: skip
+    _, created = await platform.send("game.created", "s2", data, at=start - 60_000)
+    for player in ("s2-a", "s2-b"):
+        await platform.send("player.joined", "s2", {"player": player}, at=start - 30_000)
+    at = start
+    for kind, body in (("move", {"point": "h8"}), ("move", {"point": "a1"}), ("move", {"point": "i9"}),
+                       ("opening.add2", {}), ("move", {"point": "j10"}), ("move", {"point": "k11"}),
+                       ("opening.swap", {}), ("move", {"point": "l12"})):  # fmt: skip
+        at += 2_000
+        status, answer = await platform.send(kind, "s2", body, at=at)
+        assert status == 200 and "incidents" not in answer, (kind, answer)
+    game = created["game"]
+    response = await get(platform, f"/api/v1/games/{game}/record.psq", arbiter)
+    assert response.status == 200, await response.text()
+    text = await response.text()
+    assert "opening: swap2" in text and "actions: h8 a1 i9 add2 j10 k11 swap l12" in text
+    (rif,) = read_rif(await (await get(platform, f"/api/v1/games/{game}/record.rif", arbiter)).text())
+    psq = read_psq(text)
+    assert psq.actions == rif.actions and (psq.black, psq.white) == (rif.black, rif.white) == ("Li Na", "王小明")
 
 
 def test_the_report_pairs_each_file_of_an_incident_with_its_own_hash() -> None:

@@ -14,7 +14,18 @@ from numpy.typing import NDArray
 
 from tests.video.frames import background, composed, room_photo, scene
 from video.analysis import FrameAnalyser
-from video.checks import Box, Check, Monitor, Observation, Scene, Thresholds, compare_scene, observe
+from video.checks import (
+    Box,
+    Check,
+    Monitor,
+    Observation,
+    Scene,
+    Thresholds,
+    compare_scene,
+    exposure_shift,
+    observe,
+    room_gain,
+)
 from video.detectors import CenterFaces
 from video.errors import ModelUnavailableError
 from video.models import CENTERFACE, SELFIE_SEGMENTATION, model_path
@@ -368,12 +379,110 @@ def test_the_models_wait_while_nothing_moves_but_look_at_once_when_something_doe
         walking.append(frame)
     assert sum(runs(walking, 12.0)) >= 5
     # Still again until the models have just run; then the player gets up (the face moves far): the models do not
-    # wait for their interval but look at the very next frame.
+    # wait for their interval but look at that very frame (where the face went), and wait again once it is found.
     at = 18.0
     while not runs([composed(room, rng, 0, 1.0, replaced=False)], at)[0] or at < 20:
         at += 0.5
     up = np.roll(composed(room, rng, 0, 1.0, replaced=False), -150, axis=0)
-    assert runs([up, up], at + 0.5) == [False, True]
+    assert runs([up, up], at + 0.5) == [True, False]
+
+
+def test_a_room_that_changed_as_a_whole_holds_no_new_body_but_a_large_body_beside_the_player_does() -> None:
+    """A background effect switched on (or the camera moved) after the scene was taken: everything behind the player
+    differs from the scene, which is stale; what differs is no second person (36.4.2) until a new scene is taken.
+    Someone large standing beside the player changes a part of the room only, and is counted, whatever their shirt
+    does to the room's mean brightness."""
+    room, player = _room(), _player()
+    with_player = room.copy()
+    with_player[player] = 30.0
+    remembered = Scene(with_player, player, 0.0)
+    still = np.zeros(GRID, bool)
+    face = [Box(4 * 75, 4 * 45, 40, 40)]
+    other = _player(120, 150)
+    replaced = _room(seed=7)  # another picture behind the player
+    replaced[player] = 30.0
+    assert compare_scene(replaced, player | other, face, remembered, moved=still) == (True, 0.0)
+    # The same marked region in the room as it was is a new body.
+    crowded = with_player.copy()
+    crowded[other] = 235.0
+    assert compare_scene(crowded, player | other, face, remembered, moved=still)[1] > 0.0
+    # A body covering a third of the room in a white shirt, the camera's exposure down by 10 % for it.
+    large = _player(105, 215)
+    crowded = with_player * 0.9
+    crowded[large] = 250.0
+    _, body = compare_scene(crowded, player | large, face, remembered, moved=still)
+    assert body == pytest.approx(large.mean())
+
+
+def test_the_rooms_gain_is_the_cameras_not_the_mean_of_whatever_stands_in_front_of_it() -> None:
+    room = _room()
+    assert room_gain(room * 0.8, room) == pytest.approx(0.8, abs=0.02)
+    covered = room * 1.2
+    covered[:, :110] = 250.0  # 40 % of it behind someone's shirt
+    assert room_gain(covered, room) == pytest.approx(1.2, abs=0.02)
+    median = float(np.median(covered)) / float(np.median(room))
+    assert abs(median - 1.2) > 0.1  # what the medians would have said
+
+
+def test_in_a_dim_room_the_models_look_at_the_frame_the_face_went_down_in(
+    models: tuple[CenterFaces, SelfieSegmentation],
+) -> None:
+    """In dim light a face differs from the wall behind it by less than a face moving in a lit room does; the models
+    must still look at the very frame the player bent down in, or the way the player went (down, not out by a side)
+    is not known (36.4.1)."""
+    faces, people = models
+    analyser = FrameAnalyser(Monitor(Thresholds()), faces, people)
+    rng = np.random.default_rng(5)
+    room = (room_photo().astype(np.float32) * 0.75).astype(np.uint8)
+    gain = 0.45
+
+    def look(frame: NDArray[np.uint8], at: float) -> bool:
+        before = analyser.searches
+        analyser.analyse(frame, at)
+        return analyser.searches > before
+
+    at = 0.0
+    while not look(composed(room, rng, at % 3 > 1, gain, replaced=False), at) or at < 6:
+        at += 0.5
+    assert len(analyser.last_faces) == 1
+    seated = composed(room, rng, 0, gain, replaced=False)
+    down = np.clip(room.astype(np.float32) * gain + rng.normal(0, 2.5, room.shape), 0, 255).astype(np.uint8)
+    down[330:] = seated[120:270]  # only the top of the head is left, at the bottom edge
+    assert look(down, at + 0.5)
+
+
+def test_the_players_own_arm_widening_their_mask_is_no_new_body_but_a_body_apart_is() -> None:
+    """A region the segmentation joins to the player whose face is in view, a few per cent of the frame, is the
+    player's own shoulder or arm (turning back from a turn, reaching out); the same region standing apart is somebody
+    else (36.4.2)."""
+    room, player = _room(), _player()
+    with_player = room.copy()
+    with_player[player] = 30.0
+    remembered = Scene(with_player, player, 0.0)
+    face = [Box(4 * 75, 4 * 45, 40, 40)]
+    still = np.zeros(GRID, bool)
+    for left, attached in ((100, True), (140, False)):
+        arm = np.zeros(GRID, bool)
+        arm[60:110, left : left + 22] = True
+        frame = with_player.copy()
+        frame[arm] = 240.0
+        _, body = compare_scene(frame, player | arm, face, remembered, moved=still)
+        assert body == (0.0 if attached else pytest.approx(arm.mean())), (left, body)
+
+
+def test_the_persons_exposure_is_their_cells_common_gain_not_a_pose_change() -> None:
+    """A replaced background is told by the person following the camera's exposure while the picture behind does
+    not (36.4): a pose change (a turn, a hand, looking down) changes the person's cells each its own way, and is no
+    exposure change."""
+    rng = np.random.default_rng(2)
+    person = _room(seed=3)[40:100, 60:120]
+    assert exposure_shift(person, person) == 0.0
+    brighter = person * 1.004 + rng.normal(0, 0.3, person.shape).astype(np.float32)
+    assert exposure_shift(brighter, person) == pytest.approx(0.004 * float(person.mean()), abs=0.15)
+    assert exposure_shift(person * 0.7, person) == pytest.approx(-0.3 * float(person.mean()), rel=0.05)
+    turned = person.copy()
+    turned[:, :40] = _room(seed=9)[40:100, 60:100]  # two thirds of it now shows something else
+    assert exposure_shift(turned, person) == 0.0
 
 
 def test_a_background_blurred_between_the_models_runs_is_found_within_the_blur_window(
