@@ -1,6 +1,6 @@
 """Benchmark camera ingest: how many concurrent player streams one ingest process holds, from a separate sender process.
 
-Usage: python benchmarks/streams.py [--quick] [--seconds 12] [--memory-seconds 120] [--fps 15 5]
+Usage: python benchmarks/streams.py [--quick] [--seconds 12] [--memory-seconds 120] [--fps 15 5] [--probe]
 
 A 640x480 clip (``tests.video.frames.composed``: a real person over a real room photo, swaying a few pixels as a seated
 player does, with the camera's noise; a few seconds with nobody in front of the camera) is composed once and encoded to
@@ -74,7 +74,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run by hand f
 
 import video.analysis
 from tests.video.frames import composed, room_photo
-from video.checks import Box, FaceDetector, Finding, Frame, Observation, Scene, Thresholds, observe
+from video.checks import Finding, Observation, Thresholds, observe
 from video.detectors import available_detector
 from video.ingest import Ingest, IngestSettings
 from video.segmentation import available_segmenter
@@ -228,20 +228,11 @@ latencies: list[float] = []
 recording = False
 
 
-def timed_observe(
-    frame: Frame,
-    at: float,
-    previous: NDArray[np.float32] | None,
-    detector: FaceDetector | None,
-    known_faces: tuple[Box, ...] | None = None,
-    people: NDArray[np.float32] | None = None,
-    scene: Scene | None = None,
-    grid: tuple[Frame, NDArray[np.float32]] | None = None,
-) -> tuple[Observation, NDArray[np.float32]]:
+def timed_observe(*args: Any, **kwargs: Any) -> tuple[Observation, NDArray[np.float32]]:
     """``video.checks.observe``, recording how long after its receipt each frame's analysis ended."""
-    result = observe(frame, at, previous, detector, known_faces, people, scene, grid)
+    result = observe(*args, **kwargs)
     if recording:
-        latencies.append(time.time() - at)
+        latencies.append(time.time() - result[0].at)
     return result
 
 
@@ -422,8 +413,11 @@ class Bench:
             start, start_frames, start_cpu = time.time(), receiver.received(), thread_cpu()
             samples: list[tuple[float, float]] = [(start, rss_mb())]
             while time.time() < start + seconds:
+                slept = time.monotonic()
                 await asyncio.sleep(1.0)
                 samples.append((time.time(), rss_mb()))
+                if self.args.probe:
+                    print(probe(receiver, samples[-1][1], time.monotonic() - slept - 1.0), flush=True)
             recording = False
             end_frames, end_cpu = receiver.received(), thread_cpu()
             result.seconds = time.time() - start
@@ -450,6 +444,25 @@ class Bench:
         result.slope = slope_per_minute(samples[len(samples) // 2 :])
         judge(result, self.args.rss_slope)
         return result
+
+
+def probe(receiver: Receiver, rss: float, lag: float) -> str:
+    """Where decoded frames wait (``--probe``, each second): aiortc's track queues (decoded frames not yet read) and
+    decoder queues (encoded frames not yet decoded), the event loop's ready callbacks (among them decoded frames
+    handed over by the decoder threads) and how late the loop woke up."""
+    waiting = decoding = 0
+    connections = receiver.ingest.connections.values() if receiver.ingest is not None else receiver.bare.values()
+    for pc in list(connections):
+        for rtp in pc.getReceivers():
+            queue = getattr(rtp.track, "_queue", None)  # aiortc internals: a diagnostic only
+            waiting += queue.qsize() if queue is not None else 0
+            decoder = getattr(rtp, "_RTCRtpReceiver__decoder_queue", None)
+            decoding += decoder.qsize() if decoder is not None else 0
+    ready = len(getattr(asyncio.get_running_loop(), "_ready", ()))
+    return (
+        f"  probe: RSS {rss:6.0f} MB, decoded frames waiting {waiting:4d}, encoded {decoding:4d}, loop ready "
+        f"{ready:4d}, loop {lag * 1000:4.0f} ms late"
+    )
 
 
 def judge(result: Step, rss_slope: float) -> None:
@@ -574,6 +587,7 @@ def main() -> None:
     parser.add_argument("--clips", action="store_true", help="also keep evidence clips (Ingest's on_clip), if it has")
     parser.add_argument("--clip-seconds", type=float, default=10.0)
     parser.add_argument("--bitrate", type=int, default=300_000)
+    parser.add_argument("--probe", action="store_true", help="print where decoded frames wait, each second")
     parser.add_argument("--send", help=argparse.SUPPRESS)
     parser.add_argument("--clip", help=argparse.SUPPRESS)
     parser.add_argument("--streams", type=int, default=1, help=argparse.SUPPRESS)

@@ -292,21 +292,28 @@ class StreamSession:
             # (frames arrive at their own times), unless the stream fell a whole period behind.
             self.next_due = max(self.next_due + 1 / self.rate, now + 0.5 / self.rate)
             self.analysed_at.append(now)
-            image: Frame = frame.to_ndarray(format="bgr24").astype(np.uint8, copy=False)
-            task = loop.create_task(self._analyse(image, now))
+            task = loop.create_task(self._analyse(frame, now))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
 
-    async def _analyse(self, image: Frame, at: float) -> None:
+    def _observe(self, frame: VideoFrame, at: float, search: bool) -> tuple[Frame, Observation, bytes]:
+        """In the executor, all at once: the frame converted (off the event loop, which must keep draining every
+        stream's packets), what it shows, and its small JPEG."""
+        image: Frame = frame.to_ndarray(format="bgr24").astype(np.uint8, copy=False)
+        return image, self.analyser.observe(image, at, search), small_jpeg(image)
+
+    async def _analyse(self, frame: VideoFrame, at: float) -> None:
         try:
             loop = asyncio.get_running_loop()
             capturing = [c for c in self.captures if c.start <= at <= c.until]
             # The models run about once a second (every analysed frame during a capture, whose stills need the
             # faces); the frames between reuse what they found.
-            observation = await loop.run_in_executor(self.executor, self.analyser.observe, image, at, bool(capturing))
+            image, observation, small_frame = await loop.run_in_executor(
+                self.executor, self._observe, frame, at, bool(capturing)
+            )
             self.frames_analysed += 1
             findings = self.analyser.judge(observation)
-            self.thumbnail = small_frame = await loop.run_in_executor(self.executor, small_jpeg, image)
+            self.thumbnail = small_frame
             if self.on_clip is not None or capturing:
                 if self.on_clip is not None:
                     self.buffer.add(at, small_frame)

@@ -18,10 +18,14 @@ from video.checks import (
     PanOutcome,
     Thresholds,
     checks_for_policy,
+    detail_bands,
+    grid_shape,
     judge_pan,
     observe,
     person_mask,
+    to_grey,
 )
+from video.checks import _grid as grid
 from video.detectors import HaarFaces
 
 FACE = Box(200, 100, 120, 120)
@@ -242,3 +246,28 @@ def test_a_disabled_check_raises_nothing_but_still_counts() -> None:
     presence_only.feed(seen(10.0))
     assert presence_only.tick(20.0) == []  # the lost camera too
     assert run(Monitor(Thresholds(absence_s=3)), empty_room)[0][0] is Check.LEFT_AREA  # all checks by default
+
+
+@pytest.mark.parametrize("size", [(480, 640), (482, 643), (240, 320)])
+def test_the_grid_is_the_frames_4x4_block_means(size: tuple[int, int]) -> None:
+    rng = np.random.default_rng(3)
+    grey = rng.integers(0, 256, size, dtype=np.uint8)
+    height, width = size[0] // 4 * 4, size[1] // 4 * 4
+    blocks = grey[:height, :width].astype(np.float32).reshape(height // 4, 4, width // 4, 4)
+    expected = blocks.mean(axis=(1, 3))
+    found = grid(grey)
+    assert found.dtype == np.float32 and found.shape == grid_shape(grey)
+    assert np.array_equal(found, expected)
+
+
+def test_observe_given_the_frames_own_detail_bands_sees_the_same() -> None:
+    rng = np.random.default_rng(4)
+    first, frame = scene(1, rng), scene(1, rng, sway=3)
+    _, previous = observe(first, 0.0, None, None, (FACE,))
+    computed, _ = observe(frame, 0.5, previous, None, (FACE,))
+    grey = to_grey(frame)
+    given, _ = observe(frame, 0.5, previous, None, (FACE,), bands=detail_bands(grey, grid_shape(frame)))
+    assert given == computed
+    assert computed.background_sharpness is not None and computed.edges is not None
+    assert computed.brightness == pytest.approx(float(grey.mean()), abs=1e-9)
+    assert computed.contrast == pytest.approx(float(grey.std()), abs=1e-9)

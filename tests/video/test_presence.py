@@ -483,3 +483,21 @@ def test_the_persons_exposure_is_their_cells_common_gain_not_a_pose_change() -> 
     turned = person.copy()
     turned[:, :40] = _room(seed=9)[40:100, 60:100]  # two thirds of it now shows something else
     assert exposure_shift(turned, person) == 0.0
+
+
+def test_a_background_blurred_between_the_models_runs_is_found_within_the_blur_window(
+    models: tuple[CenterFaces, SelfieSegmentation],
+) -> None:
+    """The blur check's detail bands are measured on the frames the models run on and reused between them: a blur
+    switched on meanwhile stirs the models (the whole room changed) and is found within its window."""
+    faces, people = models
+    analyser = FrameAnalyser(Monitor(), faces, people)
+    room, rng = room_photo(), np.random.default_rng(11)
+    raised: list[float] = []
+    for step in range(60):
+        at = step / 2
+        sway = round(3 * np.sin(step / 3))
+        frame = composed(room, rng, sway, 1.0, replaced=False, blur=12.0 if at >= 10 else 0.0)
+        raised += [f.started for f in analyser.analyse(frame, at) if f.check is Check.BLURRED_BACKGROUND]
+    assert analyser.searches < analyser.frames  # the models waited between runs
+    assert raised and 10 <= raised[0] <= 10 + 8, raised
