@@ -245,31 +245,6 @@ GAIN_DARK = 12.0
 """Cells darker than this in the scene say nothing of the gain (their ratios are the sensor's noise)."""
 
 
-EXPOSURE_LEVEL = 8.0
-"""Grey levels within which a cell of the person follows the region's common gain (:func:`exposure_shift`: the encoder
-requantises a textured person by a few levels from frame to frame)..."""
-EXPOSURE_AGREE = 0.5
-"""...and the share of the person's cells that must, for the change to be the camera's exposure."""
-
-
-def exposure_shift(now: NDArray[np.float32], before: NDArray[np.float32]) -> float:
-    """How much brighter a region (the person's inner cells) got through the camera's exposure or the room's light
-    since the previous analysed frame, in grey levels of its mean: the median ratio of its cells' grey levels, when
-    at least half of the cells follow it (within :data:`EXPOSURE_LEVEL`).  Otherwise 0: the person moved (a turn, a hand
-    over the mouth, looking down or sitting back up change many cells, each its own way, and their median by up to
-    80 levels, which read as the person following an exposure the background did not)."""
-    usable = before >= GAIN_DARK
-    if int(usable.sum()) < 20:
-        return 0.0
-    # The median ratio, not the most common one: the encoder refreshes some of the person's blocks at the new
-    # exposure and skips the others (exactly unchanged), and the refreshed ones, when they are most, say it.
-    gain = float(np.median(now[usable] / before[usable]))
-    follows = np.abs(now[usable] - before[usable] * gain) < EXPOSURE_LEVEL
-    if float(follows.mean()) < EXPOSURE_AGREE:
-        return 0.0
-    return (gain - 1.0) * float(before[usable].mean())
-
-
 def room_gain(current: NDArray[np.float32], reference: NDArray[np.float32]) -> float:
     """The camera's exposure (and the room light's) change between the scene's room and the room now: the most
     common ratio of their cells' grey levels.  The cells still showing the room share the camera's gain; those a
@@ -605,8 +580,8 @@ def observe(
         if difference is not None:
             background_change, background_shift = _trimmed_change(difference[outside])
         if inner is not None and inner.mean() >= PERSON_MIN_SHARE / 2:
-            if previous is not None and difference is not None:
-                person_shift = exposure_shift(small[inner], previous[inner])
+            if difference is not None:  # the median: the person's movement changes some cells, the exposure all
+                person_shift = float(np.median(difference[inner]))
             background_sharpness = _detail_ratio(fine, coarse, outside)
             person_sharpness = _detail_ratio(fine, coarse, inner)
             background_structure = float(coarse[outside].mean())

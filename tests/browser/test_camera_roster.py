@@ -28,8 +28,9 @@ from proctor.events import load_event_file
 from proctor.settings import Settings
 from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
+from tests.browser.screenshots import ARTIFACTS
 from tests.browser.test_cases_queue import game
-from tests.browser.test_dashboard import ARTIFACTS, EVENT_EXAMPLE, LI_TOKEN, Served, add_arbiter, log_in, serve
+from tests.browser.test_dashboard import EVENT_EXAMPLE, LI_TOKEN, Served, add_arbiter, log_in, serve
 from tests.browser.test_desk_languages import CJK, leftovers
 from tests.proctor.conftest import register_platform
 from tests.proctor.test_camera import ScriptedCamera, connect

@@ -22,7 +22,6 @@ from video.checks import (
     Scene,
     Thresholds,
     compare_scene,
-    exposure_shift,
     observe,
     room_gain,
 )
@@ -468,21 +467,6 @@ def test_the_players_own_arm_widening_their_mask_is_no_new_body_but_a_body_apart
         frame[arm] = 240.0
         _, body = compare_scene(frame, player | arm, face, remembered, moved=still)
         assert body == (0.0 if attached else pytest.approx(arm.mean())), (left, body)
-
-
-def test_the_persons_exposure_is_their_cells_common_gain_not_a_pose_change() -> None:
-    """A replaced background is told by the person following the camera's exposure while the picture behind does
-    not (36.4): a pose change (a turn, a hand, looking down) changes the person's cells each its own way, and is no
-    exposure change."""
-    rng = np.random.default_rng(2)
-    person = _room(seed=3)[40:100, 60:120]
-    assert exposure_shift(person, person) == 0.0
-    brighter = person * 1.004 + rng.normal(0, 0.3, person.shape).astype(np.float32)
-    assert exposure_shift(brighter, person) == pytest.approx(0.004 * float(person.mean()), abs=0.15)
-    assert exposure_shift(person * 0.7, person) == pytest.approx(-0.3 * float(person.mean()), rel=0.05)
-    turned = person.copy()
-    turned[:, :40] = _room(seed=9)[40:100, 60:100]  # two thirds of it now shows something else
-    assert exposure_shift(turned, person) == 0.0
 
 
 def test_a_background_blurred_between_the_models_runs_is_found_within_the_blur_window(
