@@ -40,6 +40,16 @@ class AuthorityRefusedError(AdjudicationError):
 # --- Settings --------------------------------------------------------------------------------------------------------
 
 
+class BothDisconnected(enum.Enum):
+    """What happens when a reconnect window or a flag runs out while both players are disconnected (37.7: "unless
+    the competition rules provide otherwise"; the section chooses)."""
+
+    ARBITER = "arbiter"
+    """No automatic loss: the game stops and the arbiter decides (both down at once is most likely an outage)."""
+    WINDOW = "window"
+    """Each player's own window and clock count as if the other were connected: the first to run out loses."""
+
+
 @dataclass(frozen=True, slots=True)
 class AdjudicationSettings:
     """One game's settings, from its event and section."""
@@ -54,6 +64,8 @@ class AdjudicationSettings:
     """How long a disconnected player has to come back, even with time left (37.7); None: only the clock counts."""
     confirm_time_verdicts: bool = False
     """Leave time forfeits, reconnect-deadline losses and no-shows to the arbiter's confirmation."""
+    both_disconnected: BothDisconnected = BothDisconnected.ARBITER
+    """With both players disconnected, an expiring window or flag goes to the arbiter (37.7), or counts as usual."""
     draw_offer_grace_ms: int = 5_000
     """An offer made with one's move may reach the service this long after the move (19.2.2 A: move, offer, press
     the clock; online the press is automatic, so the offer arrives just after the move)."""
@@ -203,9 +215,11 @@ class ResultConfirmed(ArbiterAction):
 
 @dataclass(frozen=True, slots=True)
 class ResultDeclared(ArbiterAction):
-    """The chief arbiter decides the result (19.1.4, 21.1.2, 21.2): ``winner`` None is a draw."""
+    """The chief arbiter decides the result (19.1.4, 21.1.2, 21.2): ``winner`` None is a draw; ``both_lose``
+    declares both players lost (15.3, 16.3), scored 0 to each."""
 
     winner: Player | None = None
+    both_lose: bool = False
 
 
 Event = (
@@ -467,6 +481,8 @@ class Adjudication:
         flagged = self.clock.flagged()
         if flagged & ({Player.FIRST, Player.SECOND} - self.joined - self.excused):
             return self._no_show(at)  # absent until their time ran out: a forfeit for absence (14.3, 28.3)
+        if self._both_down():
+            return self._to_the_arbiter(at, "a player's time ran out while both players were disconnected")
         if len(flagged) == 2:
             outcome = Outcome(Termination.BOTH_OUT_OF_TIME, None, self.game.ply, "19.2.1 D", at)
             return self._end(outcome, "both players' time ran out at the same moment", automatic=True)
@@ -498,20 +514,31 @@ class Adjudication:
         ]
         if len(expired) == 2:
             # Both lost the platform at once: most likely an outage, never an automatic loss.
-            outcome = Outcome(Termination.RECONNECT_DEADLINE, None, self.game.ply, "37.7", at)
-            state = evolve(self, pending_verdict=outcome, clock=self.clock.stop(at))
-            return state._log(
-                at,
-                "verdict-pending",
-                "both players stayed disconnected past the reconnect window: the arbiter "
-                "decides (a platform outage is never an automatic loss)",
-                "37.7",
-            )
+            return self._to_the_arbiter(at, "both players stayed disconnected past the reconnect window")
+        if self._both_down():
+            return self._to_the_arbiter(at, f"the {expired[0].value} player's reconnect window ran out while both "
+                                        "players were disconnected")  # fmt: skip
         player = expired[0]
         outcome = Outcome(Termination.RECONNECT_DEADLINE, self.color_of(player).other, self.game.ply, "37.7", at)
         return self._end(
             outcome, f"the {player.value} player did not reconnect within the event's window", automatic=True
         )
+
+    def _both_down(self) -> bool:
+        """Both players are disconnected and the section leaves that case to the arbiter (37.7)."""
+        if self.settings.both_disconnected is not BothDisconnected.ARBITER:
+            return False
+        return all(
+            self.reconnect_from[_i(p)] is not None and self.feed[_i(p)].is_down for p in (Player.FIRST, Player.SECOND)
+        )
+
+    def _to_the_arbiter(self, at: int, what: str) -> Adjudication:
+        """No automatic loss: the clocks stop and a verdict with no winner awaits the arbiter, who overrules it (play
+        on) or declares the result (37.7)."""
+        outcome = Outcome(Termination.RECONNECT_DEADLINE, None, self.game.ply, "37.7", at)
+        state = evolve(self, pending_verdict=outcome, clock=self.clock.stop(max(at, self.clock.since)))
+        return state._log(at, "verdict-pending", f"{what}: the arbiter decides (a platform outage is never an "
+                          "automatic loss)", "37.7")  # fmt: skip
 
     # --- Endings ------------------------------------------------------------------------------------------------
 
@@ -898,11 +925,29 @@ def _on_penalty(state: Adjudication, event: PenaltyImposed) -> Adjudication:
             state = evolve(state, disciplinary_losses=state.disciplinary_losses | {event.player})
             return state._log(event.at, "disciplinary-loss", f"the {event.player.value} player is declared lost; the "
                               "opponent's confirmed result stands", article)  # fmt: skip
+        previous = state.game.outcome
+        assert previous is not None
+        if previous.double_loss or previous.winner is state.color_of(event.player):
+            # 15.3: "both players being declared lost": the opponent has already lost this game, so a loss for this
+            # player too makes both lose; it never turns the opponent's loss into a win.
+            return _both_lose(state, event, previous, article)
         state = evolve(state, game=evolve(state.game, outcome=None))
     winner = state.color_of(event.player).other
     outcome = Outcome(Termination.PENALTY, winner, state.game.ply, article, event.at)
     why = "two violations in one game" if penalty.kind is PenaltyKind.VIOLATION else f"a {penalty.kind.value}"
     return state._end(outcome, why, automatic=False, actor=event.arbiter, cause=evidence)
+
+
+def _both_lose(state: Adjudication, event: PenaltyImposed, previous: Outcome, article: str) -> Adjudication:
+    """The game the opponent already lost (``previous``) becomes a loss for both players (15.3)."""
+    if previous.double_loss:
+        return state._log(event.at, "both-lose", f"the {event.player.value} player is declared lost; both players "
+                          "have already lost this game", article)  # fmt: skip
+    outcome = Outcome(Termination.PENALTY, None, state.game.ply, article, event.at, double_loss=True)
+    state = evolve(state, game=evolve(state.game, outcome=None))
+    why = (f"the {event.player.value} player is declared lost too, after the {event.player.other.value} player's "
+           f"loss ({_describe(previous)})")  # fmt: skip
+    return state._end(outcome, why, automatic=False, actor=event.arbiter, cause=", ".join(event.evidence))
 
 
 def _on_result_confirmed(state: Adjudication, event: ResultConfirmed) -> Adjudication:
@@ -918,8 +963,13 @@ def _on_result_confirmed(state: Adjudication, event: ResultConfirmed) -> Adjudic
 def _on_result_declared(state: Adjudication, event: ResultDeclared) -> Adjudication:
     if state.confirmed:
         raise AdjudicationError("the result is already confirmed", "19")
-    winner = state.color_of(event.winner) if event.winner is not None else None
-    outcome = Outcome(Termination.ARBITER_DECISION, winner, state.game.ply, "19.1.4", event.at)
+    if event.both_lose:
+        if event.winner is not None:
+            raise AdjudicationError("a result where both players lose has no winner", "15.3")
+        outcome = Outcome(Termination.ARBITER_DECISION, None, state.game.ply, "15.3, 16.3", event.at, double_loss=True)
+    else:
+        winner = state.color_of(event.winner) if event.winner is not None else None
+        outcome = Outcome(Termination.ARBITER_DECISION, winner, state.game.ply, "19.1.4", event.at)
     state = evolve(state, game=evolve(state.game, outcome=None), pending_verdict=None)
     return state._end(
         outcome, "declared by the chief arbiter", automatic=False, actor=event.arbiter, cause=event.reason
@@ -1008,6 +1058,7 @@ def settings_to_dict(settings: AdjudicationSettings) -> dict[str, Any]:
         "lateness_tolerance_ms": settings.lateness_tolerance_ms,
         "reconnect_window_ms": settings.reconnect_window_ms,
         "confirm_time_verdicts": settings.confirm_time_verdicts,
+        "both_disconnected": settings.both_disconnected.value,
         "draw_offer_grace_ms": settings.draw_offer_grace_ms,
         "penalty_ladders": {k: v.value for k, v in sorted(settings.penalty_policy.ladders.items())},
     }
@@ -1029,6 +1080,8 @@ def settings_from_dict(raw: dict[str, Any]) -> AdjudicationSettings:
         lateness_tolerance_ms=raw["lateness_tolerance_ms"],
         reconnect_window_ms=raw["reconnect_window_ms"],
         confirm_time_verdicts=raw["confirm_time_verdicts"],
+        # Games stored before the setting keep the reading they were ruled under (each player's own window).
+        both_disconnected=BothDisconnected(raw.get("both_disconnected", BothDisconnected.WINDOW.value)),
         draw_offer_grace_ms=raw["draw_offer_grace_ms"],
         penalty_policy=PenaltyPolicy({k: Ladder(v) for k, v in raw["penalty_ladders"].items()}),
     )

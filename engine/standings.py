@@ -113,6 +113,17 @@ class RoundEntry:
             ResultKind.ANNULLED: "",
         }[self.kind]
 
+    @property
+    def cell(self) -> str:
+        """The round's cell of the results table: "12w1", "+7" and "-3" (forfeits, 28.3), "+" for a bye."""
+        if self.kind is ResultKind.ANNULLED:
+            return ""
+        if self.opponent is None:
+            return self.symbol
+        if self.kind.forfeit:
+            return f"{self.symbol}{self.opponent}"
+        return f"{self.opponent}{self.color or ''}{self.symbol}"
+
 
 ABSENT: Final = RoundEntry(None, None, ResultKind.ZPB)
 
@@ -572,16 +583,7 @@ def results_table(tournament: Tournament, table: Iterable[Standing]) -> list[lis
     for standing in table:
         entrant = standing.entrant
         cells = [str(standing.rank), str(entrant.start_no), entrant.name]
-        for r in range(1, tournament.rounds + 1):
-            entry = entrant.round(r)
-            if entry.kind is ResultKind.ANNULLED:
-                cells.append("")
-            elif entry.opponent is None:
-                cells.append(entry.symbol)
-            elif entry.kind.forfeit:
-                cells.append(f"{entry.symbol}{entry.opponent}")
-            else:
-                cells.append(f"{entry.opponent}{entry.color or ''}{entry.symbol}")
+        cells.extend(entrant.round(r).cell for r in range(1, tournament.rounds + 1))
         cells.append(format_score(standing.points))
         rows.append(cells)
     return rows

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from typing import Final
 
 from engine.standings import (
     Entrant,
@@ -52,6 +53,8 @@ _COMPLEMENT = {
     ResultKind.UNRATED_LOSS: ResultKind.UNRATED_WIN,
     ResultKind.UNRATED_DRAW: ResultKind.UNRATED_DRAW,
 }
+_BOTH_LOSE: Final = frozenset({ResultKind.LOSS, ResultKind.FORFEIT_LOSS, ResultKind.UNRATED_LOSS})
+"""A game both players lost shows a loss on both lines: both declared lost (15.3), both absent (14.3)."""
 
 
 def _field(line: str, start: int, end: int) -> str:
@@ -164,7 +167,8 @@ def read_trf(text: str, system: System | None = None) -> TrfFile:
             if entry.opponent not in by_number:
                 raise TrfError(f"line {number}: round {round_no}: opponent {entry.opponent} is not a player")
             other = by_number[entry.opponent].round(round_no)
-            if other.opponent != entrant.start_no or _COMPLEMENT.get(entry.kind) is not other.kind:
+            both_lost = entry.kind is other.kind and entry.kind in _BOTH_LOSE
+            if other.opponent != entrant.start_no or (_COMPLEMENT.get(entry.kind) is not other.kind and not both_lost):
                 raise TrfError(
                     f"line {number}: round {round_no}: player {entrant.start_no} has {entry.kind.value!r} against "
                     f"{entry.opponent}, whose line {lines_of[entry.opponent]} does not show the matching result"

@@ -18,6 +18,7 @@ from proctor.bus import InProcessBus
 from proctor.camera import Camera
 from proctor.context import CONTEXT, Context
 from proctor.database import create_database_engine, migrate
+from proctor.deadlines import is_due
 from proctor.request_limits import RequestLimit
 from proctor.service import Service
 from proctor.settings import Settings
@@ -81,8 +82,7 @@ async def _timers(context: Context, period_s: float = 0.25) -> None:
         server_now = now_ms()
         due_deadlines, due_gaps = [], []
         for game in list(context.service.games.values()):
-            deadline = game.state.next_deadline()
-            if deadline is not None and deadline[0] + settings.deadline_grace_ms <= server_now:
+            if is_due(game, settings.deadline_grace_ms, server_now):
                 due_deadlines.append(game.id)
             if (
                 game.gap_since_ms is not None

@@ -5,7 +5,7 @@ grace for late deliveries has passed, and gaps in a game's feed reported when th
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from sqlalchemy import Connection
 
@@ -16,12 +16,27 @@ from proctor.staging import Batch
 
 if TYPE_CHECKING:
     from proctor.incidents import Incidents
-    from proctor.live_games import LiveGames
+    from proctor.live_games import LiveGame, LiveGames
 
 
 def deadline_of(state: Adjudication) -> int | None:
     deadline = state.next_deadline()
     return deadline[0] if deadline else None
+
+
+NEW_GAME_SETTLE_MS: Final = 2_000
+"""A game is ruled on no sooner than this after the service learned of it, whatever ``deadline_grace_ms``."""
+
+
+def is_due(game: LiveGame, grace_ms: int, server_now: int) -> bool:
+    """Whether the game's next deadline may be applied: it passed more than the grace for late deliveries ago, and
+    the service has known the game for that long, at least :data:`NEW_GAME_SETTLE_MS`.  A game created after its own
+    start (a platform that posts ``game.created`` late, then the players' arrivals) is not ruled a no-show in the
+    moment between the two deliveries; the verdict, when there is one, keeps its own instant."""
+    deadline = game.state.next_deadline()
+    if deadline is None:
+        return False
+    return deadline[0] + grace_ms <= server_now and game.created_ms + max(grace_ms, NEW_GAME_SETTLE_MS) <= server_now
 
 
 class Deadlines:
@@ -36,7 +51,7 @@ class Deadlines:
         changed = False
         while True:
             deadline = game.state.next_deadline()
-            if deadline is None or deadline[0] + self.settings.deadline_grace_ms > server_now:
+            if deadline is None or not is_due(game, self.settings.deadline_grace_ms, server_now):
                 break
             at = max(deadline[0], game.state.now)
             event = adj.Tick(at + (1 if deadline[1] == "arrival" else 0))

@@ -11,7 +11,13 @@ from typing import Any
 from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
-from engine.adjudication import Adjudication, AdjudicationError, AdjudicationSettings, settings_to_dict
+from engine.adjudication import (
+    Adjudication,
+    AdjudicationError,
+    AdjudicationSettings,
+    BothDisconnected,
+    settings_to_dict,
+)
 from engine.errors import EngineError
 from engine.game import GameSettings
 from engine.openings import Player
@@ -238,6 +244,7 @@ class Deliveries:
                 if policy.get("reconnect_window_s") is None
                 else round(1000 * policy["reconnect_window_s"]),
                 confirm_time_verdicts=bool(policy.get("confirm_time_verdicts", False)),
+                both_disconnected=BothDisconnected(policy.get("both_disconnected") or BothDisconnected.ARBITER.value),
                 penalty_policy=PenaltyPolicy({k: Ladder(v) for k, v in policy.get("penalties", {}).items()})
                 if policy.get("penalties")
                 else PenaltyPolicy(),
@@ -265,7 +272,9 @@ class Deliveries:
             {"external_id": message.game_id, "rule": setup.rule, "opening": setup.opening},
         )
         refs = {setup.black_ref: Player.FIRST, setup.white_ref: Player.SECOND}
-        batch.games[game_id] = LiveGame(game_id, platform_id, message.game_id, refs, state, 1, 0, 0)
+        batch.games[game_id] = LiveGame(
+            game_id, platform_id, message.game_id, refs, state, 1, 0, 0, created_ms=received
+        )
         batch.notices.append(Notice("game", {"id": game_id, "external_id": message.game_id, "status": "scheduled"}))
         incidents: list[int] = []
         if link is not None:

@@ -8,8 +8,9 @@ The file (docs/events.md has a complete example for a national championship):
   by ``proctor arbiter add``;
 - ``[[sections]]``: ``slug``, ``name``, ``rule``, ``opening``, optional ``max_candidates``, ``time_control``,
   ``system`` (swiss, round-robin, knockout), ``rounds``, ``scoring`` (e.g. ``"1/0.5/0"``), ``tiebreaks``,
-  ``games_per_match``, a ``[sections.policy]`` table, and the players and pairings, either as ``[[sections.players]]``
-  and ``[[sections.pairings]]`` or from a TRF file (``trf = "men.trf"``, relative to the event file).
+  ``games_per_match`` and ``match_scoring`` (regulations 2023 VII(2)), a ``[sections.policy]`` table, and the
+  players and pairings (a match's games by ``game``), either as ``[[sections.players]]`` and
+  ``[[sections.pairings]]`` or from a TRF file (``trf = "men.trf"``, relative to the event file).
 
 Every value is checked before anything is stored; an error names where it is (``sections[1].players[4].gender``).
 """
@@ -27,6 +28,7 @@ import tomli_w
 from sqlalchemy import Connection, delete, func, insert, select
 from sqlmodel import col
 
+from engine.adjudication import BothDisconnected
 from engine.clock import find_time_control
 from engine.errors import EngineError
 from engine.openings import find_opening
@@ -72,6 +74,9 @@ class PolicySpec:
     auto_pan_check: bool = False
     """When the passive virtual-background signal is raised, the service asks the player for the pan check itself
     (36.4) and notes its verdict on the incident."""
+    both_disconnected: str = "arbiter"
+    """When a reconnect window or a flag runs out while both players are disconnected (37.7): ``arbiter``, no
+    automatic loss, the arbiter decides; ``window``, each player's own window counts, the first to run out loses."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +86,7 @@ class PolicySpec:
             "verdict_confirmation_deadline_s": self.verdict_confirmation_deadline_s, "penalties": self.penalties,
             "evidence_retention_days": self.evidence_retention_days, "ear_check_at_start": self.ear_check_at_start,
             "ear_checks_per_hour": self.ear_checks_per_hour, "auto_pan_check": self.auto_pan_check,
+            "both_disconnected": self.both_disconnected,
         }  # fmt: skip
 
 
@@ -103,6 +109,14 @@ class PairingSpec:
     white: int | None
     platform_game_id: str = ""
     result: str = ""
+    game_no: int = 1
+    """The game's number within its match (regulations 2023 VII(2): the two-game system)."""
+
+
+MATCH_SCORINGS: Final = ("games", "match")
+"""How a match of several games scores in the standings (regulations 2023 VII(2) leaves it open; docs/events.md):
+``games``, each game's points (a 1-0 and a 0-1 give each player 1); ``match``, the match's result by the games'
+total (a win, a draw or a loss of the round, with the section's scoring)."""
 
 
 @dataclass
@@ -121,6 +135,7 @@ class SectionSpec:
     policy: PolicySpec
     players: list[PlayerSpec]
     pairings: list[PairingSpec]
+    match_scoring: str = "games"
 
 
 @dataclass
@@ -198,7 +213,7 @@ def _check(where: str, action: Any) -> Any:
 def _policy(table: object, where: str) -> PolicySpec:
     known = ("camera_required", "checks", "thresholds", "reconnect_window_s", "lateness_tolerance_s",
              "confirm_time_verdicts", "verdict_confirmation_deadline_s", "penalties", "evidence_retention_days",
-             "ear_check_at_start", "ear_checks_per_hour", "auto_pan_check")  # fmt: skip
+             "ear_check_at_start", "ear_checks_per_hour", "auto_pan_check", "both_disconnected")  # fmt: skip
     reader = _Reader(table, where, known)
     policy = PolicySpec()
     policy.camera_required = reader.flag("camera_required", True)
@@ -213,6 +228,9 @@ def _policy(table: object, where: str) -> PolicySpec:
         raise reader.fail("thresholds", "a table of numbers")
     policy.thresholds = {str(k): float(v) for k, v in thresholds.items()}
     policy.reconnect_window_s = reader.number("reconnect_window_s") if "reconnect_window_s" in reader.table else None
+    policy.both_disconnected = reader.text("both_disconnected", "arbiter")
+    if policy.both_disconnected not in {item.value for item in BothDisconnected}:
+        raise reader.fail("both_disconnected", "arbiter or window (37.7: when both players are disconnected)")
     policy.lateness_tolerance_s = reader.number("lateness_tolerance_s", 0)
     policy.confirm_time_verdicts = reader.flag("confirm_time_verdicts", False)
     if "verdict_confirmation_deadline_s" in reader.table:
@@ -263,26 +281,84 @@ def _players(items: list[Any], where: str) -> list[PlayerSpec]:
     return players
 
 
-def _pairings(items: list[Any], where: str, numbers: set[int]) -> list[PairingSpec]:
+def _pairings(items: list[Any], where: str, numbers: set[int], games_per_match: int) -> list[PairingSpec]:
+    """The pairings, each game of a match its own (``game``, 1 by default); a match's games missing from the file are
+    added with the colours swapped game by game (regulations 2023 VII(2): in the second game the players swap first
+    and second)."""
     pairings = []
-    seen: set[tuple[int, int]] = set()
+    seen: dict[tuple[int, int, int], PairingSpec] = {}
     for index, item in enumerate(items):
         path = f"{where}[{index}]"
-        reader = _Reader(item, path, ("round", "board", "black", "white", "platform_game_id", "result"))
+        reader = _Reader(item, path, ("round", "board", "game", "black", "white", "platform_game_id", "result"))
         white = reader.optional_integer("white", minimum=1)
         pairing = PairingSpec(
             reader.integer("round", minimum=1), reader.integer("board", minimum=1), reader.integer("black", minimum=1),
             white, reader.text("platform_game_id", ""),
-            reader.text("result", "", pattern=r"(1-0|0-1|½-½|\+/-|-/\+|-/-)?"),
+            reader.text("result", "", pattern=r"(1-0|0-1|½-½|\+/-|-/\+|-/-|0-0)?"),
+            reader.integer("game", 1, minimum=1),
         )  # fmt: skip
+        if pairing.game_no > games_per_match:
+            raise EventFileError(f"{path}.game: the section plays {games_per_match} game(s) per match "
+                                 "(games_per_match)")  # fmt: skip
         for side, number in (("black", pairing.black), ("white", pairing.white)):
             if number is not None and number not in numbers:
                 raise EventFileError(f"{path}.{side}: no player with start number {number}")
-        if (pairing.round_no, pairing.board) in seen:
-            raise EventFileError(f"{path}: round {pairing.round_no} board {pairing.board} is given twice")
-        seen.add((pairing.round_no, pairing.board))
+        key = (pairing.round_no, pairing.board, pairing.game_no)
+        if key in seen:
+            game = f" game {pairing.game_no}" if games_per_match > 1 else ""
+            raise EventFileError(f"{path}: round {pairing.round_no} board {pairing.board}{game} is given twice")
+        seen[key] = pairing
         pairings.append(pairing)
-    return pairings
+    pairings.extend(_missing_games(pairings, games_per_match))
+    _check_matches(pairings, where)
+    return sorted(pairings, key=lambda p: (p.round_no, p.board, p.game_no))
+
+
+def _missing_games(pairings: list[PairingSpec], games_per_match: int) -> list[PairingSpec]:
+    """A match's games that the file does not list, colours swapped game by game from its first (VII(2))."""
+    given = {(p.round_no, p.board, p.game_no) for p in pairings}
+    added = []
+    for first in [p for p in pairings if p.game_no == 1]:
+        if first.white is None:
+            continue
+        for game_no in range(2, games_per_match + 1):
+            if (first.round_no, first.board, game_no) not in given:
+                black, white = (first.black, first.white) if game_no % 2 else (first.white, first.black)
+                added.append(PairingSpec(first.round_no, first.board, black, white, game_no=game_no))
+    return added
+
+
+def _check_matches(pairings: list[PairingSpec], where: str) -> None:
+    """A player plays once a round, except the games of one match (the same two players on one board), which swap
+    colours game by game (regulations 2023 VII(2)); a match's games are numbered from 1 without a gap."""
+    boards: dict[tuple[int, int], list[PairingSpec]] = {}
+    for pairing in pairings:
+        boards.setdefault((pairing.round_no, pairing.board), []).append(pairing)
+    seats: dict[tuple[int, int], int] = {}
+    for (round_no, board), games in sorted(boards.items()):
+        games.sort(key=lambda p: p.game_no)
+        first = games[0]
+        place = f"{where}: round {round_no} board {board}"
+        if [p.game_no for p in games] != list(range(1, len(games) + 1)):
+            raise EventFileError(f"{place}: its games must be numbered 1, 2, … (game 1 is missing or one is skipped)")
+        if first.white is None and len(games) > 1:
+            raise EventFileError(f"{place}: a bye is one pairing, with no further games")
+        for game in games[1:]:
+            expected = (first.black, first.white) if game.game_no % 2 else (first.white, first.black)
+            if (game.black, game.white) != expected:
+                raise EventFileError(
+                    f"{place} game {game.game_no}: a match's games are between the same two players, colours "
+                    f"swapped game by game (regulations 2023 VII(2)): expected black {expected[0]}, white {expected[1]}"
+                )  # fmt: skip
+        for player in (first.black, first.white):
+            if player is None:
+                continue
+            other = seats.setdefault((round_no, player), board)
+            if other != board:
+                raise EventFileError(
+                    f"{place}: player {player} already plays on board {other} in round {round_no}; a player plays "
+                    "once a round, or the games of one match on one board (regulations 2023 VII(2))"
+                )  # fmt: skip
 
 
 def _from_trf(path: Path, where: str) -> tuple[list[PlayerSpec], list[PairingSpec]]:
@@ -313,6 +389,31 @@ def _from_trf(path: Path, where: str) -> tuple[list[PlayerSpec], list[PairingSpe
     return players, pairings
 
 
+def _matches(reader: _Reader) -> tuple[int, str]:
+    """Games per pairing and how a match of several scores (regulations 2023 VII(2))."""
+    games_per_match = reader.integer("games_per_match", 1, 1)
+    match_scoring = reader.text("match_scoring", "games")
+    if match_scoring not in MATCH_SCORINGS:
+        raise reader.fail("match_scoring", f"one of {', '.join(MATCH_SCORINGS)} (regulations 2023 VII(2))")
+    return games_per_match, match_scoring
+
+
+def _entries(
+    reader: _Reader, where: str, base: Path, games_per_match: int
+) -> tuple[list[PlayerSpec], list[PairingSpec]]:
+    """A section's players and pairings, inline or from its TRF file."""
+    if "trf" in reader.table and ("players" in reader.table or "pairings" in reader.table):
+        raise EventFileError(f"{where}: give the players and pairings either inline or as a TRF file, not both")
+    if "trf" in reader.table:
+        if games_per_match > 1:
+            raise EventFileError(f"{where}: a TRF file has one game per round: give a match's games inline")
+        return _from_trf(base / reader.text("trf"), f"{where}.trf")
+    players = _players(reader.tables("players"), f"{where}.players")
+    pairings = _pairings(reader.tables("pairings"), f"{where}.pairings", {p.start_no for p in players},
+                         games_per_match)  # fmt: skip
+    return players, pairings
+
+
 def parse_event(text: str, base: Path) -> EventSpec:
     """Read and check an event file (``base``: the folder TRF paths are relative to)."""
     try:
@@ -338,7 +439,7 @@ def parse_event(text: str, base: Path) -> EventSpec:
     for index, item in enumerate(top.tables("sections")):
         where = f"sections[{index}]"
         known = ("slug", "name", "rule", "opening", "max_candidates", "time_control", "system", "rounds", "scoring",
-                 "tiebreaks", "games_per_match", "policy", "players", "pairings", "trf")  # fmt: skip
+                 "tiebreaks", "games_per_match", "match_scoring", "policy", "players", "pairings", "trf")  # fmt: skip
         reader = _Reader(item, where, known)
         slug = reader.text("slug", pattern=r"[a-z0-9][a-z0-9-]*")
         if slug in slugs:
@@ -358,18 +459,14 @@ def parse_event(text: str, base: Path) -> EventSpec:
         default_order = RULES_ORDER[System.ROUND_ROBIN if system == "round-robin" else System.SWISS]
         tiebreaks = reader.text("tiebreaks", default_order)
         _check(f"{where}.tiebreaks", lambda tb=tiebreaks: parse_tiebreaks(tb))
-        if "trf" in reader.table and ("players" in reader.table or "pairings" in reader.table):
-            raise EventFileError(f"{where}: give the players and pairings either inline or as a TRF file, not both")
-        if "trf" in reader.table:
-            players, pairings = _from_trf(base / reader.text("trf"), f"{where}.trf")
-        else:
-            players = _players(reader.tables("players"), f"{where}.players")
-            pairings = _pairings(reader.tables("pairings"), f"{where}.pairings", {p.start_no for p in players})
+        games_per_match, match_scoring = _matches(reader)
+        players, pairings = _entries(reader, where, base, games_per_match)
         sections.append(
             SectionSpec(
                 slug, reader.text("name", pattern=r".*\S.*"), rule, opening, time_control, system,
-                reader.integer("rounds", 1, minimum=1), scoring, tiebreaks, reader.integer("games_per_match", 1, 1),
+                reader.integer("rounds", 1, minimum=1), scoring, tiebreaks, games_per_match,
                 max_candidates, _policy(reader.table.get("policy", {}), f"{where}.policy"), players, pairings,
+                match_scoring,
             )
         )  # fmt: skip
     date = r"(\d{4}-\d{2}-\d{2})?"
@@ -415,7 +512,8 @@ def store_event(connection: Connection, spec: EventSpec, now: int, replace: bool
                 tournament_id=tournament_id, slug=section.slug, name=section.name, rule=section.rule,
                 opening=section.opening, time_control=section.time_control, system=section.system,
                 tiebreaks=section.tiebreaks, scoring=section.scoring, games_per_match=section.games_per_match,
-                policy={**section.policy.to_dict(), "rounds": section.rounds, "max_candidates": section.max_candidates},
+                policy={**section.policy.to_dict(), "rounds": section.rounds, "max_candidates": section.max_candidates,
+                        "match_scoring": section.match_scoring},
             ).returning(col(Section.id))
         ).scalar_one()  # fmt: skip
         if section.players:
@@ -423,7 +521,8 @@ def store_event(connection: Connection, spec: EventSpec, now: int, replace: bool
         if section.pairings:
             connection.execute(
                 insert(Pairing),
-                [{"section_id": section_id, "round_no": p.round_no, "board": p.board, "black_start_no": p.black,
+                [{"section_id": section_id, "round_no": p.round_no, "board": p.board, "game_no": p.game_no,
+                  "black_start_no": p.black,
                   "white_start_no": p.white, "platform_game_id": p.platform_game_id, "result": p.result}
                  for p in section.pairings],
             )  # fmt: skip
@@ -472,10 +571,12 @@ def export_event(connection: Connection, slug: str) -> str:
         pairings = connection.execute(
             select(Pairing)
             .where(col(Pairing.section_id) == section.id)
-            .order_by(col(Pairing.round_no), col(Pairing.board))
+            .order_by(col(Pairing.round_no), col(Pairing.board), col(Pairing.game_no))
         ).all()
         out["pairings"] = [
-            {k: v for k, v in (("round", p.round_no), ("board", p.board), ("black", p.black_start_no),
+            {k: v for k, v in (("round", p.round_no), ("board", p.board),
+                               ("game", p.game_no if section.games_per_match > 1 else None),
+                               ("black", p.black_start_no),
                                ("white", p.white_start_no), ("platform_game_id", p.platform_game_id),
                                ("result", p.result)) if v not in ("", None)}
             for p in pairings

@@ -120,6 +120,8 @@ class GameSetup:
     event: str | None
     round_no: int | None
     board: int | None
+    match_game: int | None = None
+    """The game's number within its match (regulations 2023 VII(2)); none: the match's first (or only) game."""
 
 
 def _player(data: dict[str, Any], side: str) -> tuple[str, str]:
@@ -161,7 +163,7 @@ def parse_setup(message: FeedMessage) -> GameSetup:
     if not isinstance(rule, str) or (opening is not None and not isinstance(opening, str)):
         raise BadRequestError("'data.rule' and 'data.opening' must be strings")
     optional: dict[str, int | None] = {}
-    for name in ("round", "board"):
+    for name in ("round", "board", "match_game"):
         value = data.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or not 0 <= value <= MAX_INTEGER):  # fmt: skip
@@ -173,7 +175,7 @@ def parse_setup(message: FeedMessage) -> GameSetup:
     start = parse_time(data["start_at"], "data.start_at") if "start_at" in data else message.at_ms
     return GameSetup(
         black_ref, black_name, white_ref, white_name, rule, opening, _time_control(data.get("time_control")), start,
-        event, optional["round"], optional["board"],
+        event, optional["round"], optional["board"], optional["match_game"],
     )  # fmt: skip
 
 

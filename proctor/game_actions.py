@@ -73,8 +73,13 @@ def game_action_event(
     if action == "confirm-result":
         return lambda at: adj.ResultConfirmed(at, arbiter, role, reason)
     if action == "declare-result":
+        both_lose = params.get("both_lose", False)
+        if not isinstance(both_lose, bool):
+            raise BadRequestError("'both_lose' must be true or false (15.3: both players lose)")
+        if both_lose and params.get("winner") is not None:
+            raise BadRequestError("'both_lose' has no winner: give one or the other (15.3)")
         winner = None if params.get("winner") is None else player("winner")
-        return lambda at: adj.ResultDeclared(at, arbiter, role, reason, winner=winner)
+        return lambda at: adj.ResultDeclared(at, arbiter, role, reason, winner=winner, both_lose=both_lose)
     if action == "penalty":
         target = player()
         offence = params.get("offence")

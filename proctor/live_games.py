@@ -53,6 +53,9 @@ class LiveGame:
     gap_since_ms: int | None = None
     gap_reported: bool = False
     incidents: int = 0
+    created_ms: int = 0
+    """When the service learned of the game (server time): no deadline is applied before the feed has had the grace
+    to deliver what happened up to it (proctor.deadlines.is_due)."""
 
 
 class LiveGames:
@@ -110,6 +113,7 @@ class LiveGames:
             row["snapshot_applied"],
             held,
             now_ms() if held else None,
+            created_ms=row["created_ms"],
         )
 
     def game(self, batch: Batch, game_id: int) -> LiveGame:
@@ -136,7 +140,7 @@ class LiveGames:
         })  # fmt: skip
         new_entries = after.log[len(game.state.log) :]
         for entry in new_entries:
-            if entry.kind in ("verdict", "verdict-pending", "penalty", "disciplinary-loss"):
+            if entry.kind in ("verdict", "verdict-pending", "penalty", "disciplinary-loss", "both-lose"):
                 self.audit_chain.append(
                     batch,
                     entry.at,

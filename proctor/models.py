@@ -96,6 +96,9 @@ class Pairing(SQLModel, table=True):
     section_id: int = Field(foreign_key="section.id", index=True)
     round_no: int
     board: int
+    game_no: int = 1
+    """The game's number within its match (1 for a single game; 1 and 2 in a two-game system, regulations 2023
+    VII(2)): the games of one match share their round and board."""
     black_start_no: int
     white_start_no: int | None = None
     """None for a bye."""
@@ -103,7 +106,7 @@ class Pairing(SQLModel, table=True):
     result: str = Field(default="", max_length=8)
     """As in TRF: "1-0", "0-1", "½-½", "+/-", "-/+", "-/-" once known."""
 
-    __table_args__ = (UniqueConstraint("section_id", "round_no", "board"),)
+    __table_args__ = (UniqueConstraint("section_id", "round_no", "board", "game_no"),)
 
 
 class Arbiter(SQLModel, table=True):

@@ -50,7 +50,7 @@ class PairingLink:
 
 def find_pairing(connection: Connection, external_id: str, setup: feed.GameSetup) -> PairingLink | None:
     """The pairing whose platform game id this is; else the one at the game's event (``slug`` or ``slug/section``),
-    round and board."""
+    round, board and game of the match (``match_game``, 1 by default)."""
     pairing, section, player = table_of(Pairing), table_of(Section), table_of(PlayerRow)
     query = select(pairing.c.id, pairing.c.black_start_no, pairing.c.white_start_no, section.c.id.label("section_id"),
                    section.c.slug, section.c.rule, section.c.opening, section.c.time_control, section.c.policy).join(
@@ -60,7 +60,10 @@ def find_pairing(connection: Connection, external_id: str, setup: feed.GameSetup
         slug, _, section_slug = setup.event.partition("/")
         tournament = table_of(Tournament)
         candidates = query.join(tournament, tournament.c.id == section.c.tournament_id).where(
-            tournament.c.slug == slug, pairing.c.round_no == setup.round_no, pairing.c.board == setup.board
+            tournament.c.slug == slug,
+            pairing.c.round_no == setup.round_no,
+            pairing.c.board == setup.board,
+            pairing.c.game_no == (setup.match_game or 1),
         )
         if section_slug:
             candidates = candidates.where(section.c.slug == section_slug)

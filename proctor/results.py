@@ -24,9 +24,10 @@ from proctor.staging import Batch, Notice
 
 STORED: Final = {
     "1-0": "1-0", "0-1": "0-1", "½-½": "½-½", "0.5-0.5": "½-½", "=-=": "½-½",
-    "+-": "+/-", "-+": "-/+", "--": "-/-", "+/-": "+/-", "-/+": "-/+", "-/-": "-/-",
+    "+-": "+/-", "-+": "-/+", "--": "-/-", "+/-": "+/-", "-/+": "-/+", "-/-": "-/-", "0-0": "0-0",
 }  # fmt: skip
-"""What the route accepts, as stored with the pairing (TRF's notation; forfeits 28.3)."""
+"""What the route accepts, as stored with the pairing (TRF's notation; forfeits 28.3; "0-0": both players lose,
+15.3)."""
 ENTERING_ROLES: Final = (Role.CHIEF, Role.DEPUTY_CHIEF)
 
 
@@ -46,14 +47,14 @@ def check_role(who: Identity) -> None:
 def stored_result(text: str) -> str:
     stored = STORED.get(text.strip().replace(" ", ""))
     if stored is None:
-        raise BadRequestError("'result' must be 1-0, 0-1, ½-½ (or 0.5-0.5), or a forfeit: +-, -+ or -- (28.3)",
-                              article="28.3")  # fmt: skip
+        raise BadRequestError("'result' must be 1-0, 0-1, ½-½ (or 0.5-0.5), 0-0 (both players lose, 15.3), or a "
+                              "forfeit: +-, -+ or -- (28.3)", article="28.3")  # fmt: skip
     return stored
 
 
 def enter_result(
     service: Service, connection: Connection, batch: Batch, who: Identity, slug: str, section_slug: str,
-    round_no: int, board: int, result: str, reason: str, override: bool, server_now: int,
+    round_no: int, board: int, result: str, reason: str, override: bool, server_now: int, game_no: int = 1,
 ) -> dict[str, Any]:  # fmt: skip
     """Store the result (the pairing's row is written last: every check and the audit entry come first)."""
     check_role(who)
@@ -66,10 +67,11 @@ def enter_result(
         .join(section, section.c.id == pairing.c.section_id)
         .join(tournament, tournament.c.id == section.c.tournament_id)
         .where(tournament.c.slug == slug, section.c.slug == section_slug, pairing.c.round_no == round_no,
-               pairing.c.board == board)
+               pairing.c.board == board, pairing.c.game_no == game_no)
     ).first()  # fmt: skip
     if row is None:
-        raise NotFoundError(f"no pairing {slug}/{section_slug} round {round_no} board {board}")
+        which = f" game {game_no}" if game_no > 1 else ""
+        raise NotFoundError(f"no pairing {slug}/{section_slug} round {round_no} board {board}{which}")
     if row.white_start_no is None:
         raise ConflictError("this pairing is a bye: its result is the pairing-allocated bye's (28.3)", article="28.3")
     verdict: str | None = None
@@ -87,14 +89,16 @@ def enter_result(
         raise ForbiddenError("only the chief arbiter may override the service's verdict (16)", article="16")
     old = row.result
     detail = {
-        "event": slug, "section": section_slug, "round": round_no, "board": board, "old": old, "new": new,
+        "event": slug, "section": section_slug, "round": round_no, "board": board, "match_game": game_no, "old": old,
+        "new": new,
         "reason": reason, "game": game_id, "verdict": verdict, "override": bool(differs), "article": "28",
     }  # fmt: skip
     service.audit(connection, batch, server_now, who.label, "pairing.result", f"pairing:{row.id}", detail)
     batch.notices.append(Notice("result", {k: v for k, v in detail.items() if k != "reason"}))
     connection.execute(update(pairing).where(pairing.c.id == row.id).values(result=new))
     return {
-        "event": slug, "section": section_slug, "round": round_no, "board": board, "result": ENTRY_RESULTS[new],
+        "event": slug, "section": section_slug, "round": round_no, "board": board, "match_game": game_no,
+        "result": ENTRY_RESULTS[new],
         "previous": ENTRY_RESULTS.get(old), "game": game_id, "verdict": verdict, "override": bool(differs),
         "by": who.label, "reason": reason, "article": "28",
     }  # fmt: skip

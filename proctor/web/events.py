@@ -30,7 +30,12 @@ async def list_events(request: web.Request) -> web.Response:
                                              section.c.rule, section.c.opening, section.c.time_control,
                                              section.c.system)).all()  # fmt: skip
         rounds = connection.execute(
-            select(pairing.c.section_id, pairing.c.round_no, func.count(), func.count(pairing.c.platform_game_id))
+            select(
+                pairing.c.section_id,
+                pairing.c.round_no,
+                func.count(func.distinct(pairing.c.board)),
+                func.count(pairing.c.platform_game_id),
+            )
             .group_by(pairing.c.section_id, pairing.c.round_no)
             .order_by(pairing.c.section_id, pairing.c.round_no)
         ).all()
@@ -59,8 +64,11 @@ async def _standings(request: web.Request, kind: str) -> web.Response:
     states = {game_id: game.state for game_id, game in dict(context.service.games).items()}
 
     def build(connection: Any) -> str:
-        tournament, table = review.section_standings(review.read_section(connection, slug, section, states), through)
-        return review.standings_csv(tournament, table) if kind == "csv" else review.standings_trf(tournament, table)
+        section_table = review.read_section(connection, slug, section, states)
+        tournament, table = review.section_standings(section_table, through)
+        if kind == "csv":
+            return review.standings_csv(tournament, table, section_table)
+        return review.standings_trf(tournament, table)
 
     text = await read(context, build)
     return attachment(text, "text/csv" if kind == "csv" else "text/plain", f"{slug}-{section}-standings.{kind}")
@@ -97,6 +105,7 @@ async def post_result(request: web.Request) -> web.Response:
     body = await json_body(request)
     round_no = whole_number(body, "round", (1, 1000))
     board = whole_number(body, "board", (1, 100_000))
+    game = whole_number(body, "match_game", (1, 100)) if "match_game" in body else 1
     result, reason = text_field(body, "result", required=True), text_field(body, "reason")
     override = body.get("override", False)
     if not isinstance(override, bool):
@@ -104,7 +113,7 @@ async def post_result(request: web.Request) -> web.Response:
     entered = await context.writer.submit(
         lambda connection, batch: results.enter_result(
             context.service, connection, batch, who, slug, section, round_no, board, result, reason, override,
-            now_ms(),
+            now_ms(), game,
         )
     )  # fmt: skip
     return web.json_response(entered, status=201)
@@ -139,8 +148,9 @@ ROUTES: Final = (
     ),
     Route(
         "POST", "/api/v1/events/{slug}/sections/{section}/results", post_result,
-        "Enter or correct a pairing's result (28) {round, board, result: 1-0, 0-1, ½-½ (0.5-0.5), or the forfeits "
-        "+-, -+, -- (28.3), reason, override}: chief arbiter or deputy chief (16); audited with old and new",
+        "Enter or correct a pairing's result (28) {round, board, match_game (a match's game, 1 by default: regulations "
+        "2023 VII(2)), result: 1-0, 0-1, ½-½ (0.5-0.5), or the forfeits +-, -+, -- (28.3), reason, "
+        "override}: chief arbiter or deputy chief (16); audited with old and new",
         {"201": "the result as stored, the previous one and the game's verdict", "400": "malformed",
          "401": "not an arbiter", "403": "not the chief or a deputy chief, or an override by a deputy (16)",
          "404": "unknown event, section or pairing",

@@ -11,6 +11,7 @@ from engine.adjudication import (
     Adjudication,
     AdjudicationError,
     AdjudicationSettings,
+    BothDisconnected,
     ClockPaused,
     ClockResumed,
     DrawAccepted,
@@ -34,6 +35,8 @@ from engine.adjudication import (
     VerdictConfirmed,
     VerdictOverruled,
     replay,
+    settings_from_dict,
+    settings_to_dict,
 )
 from engine.board import Color
 from engine.clock import MINUTE, PRESETS, SECOND, TimeControl, increment, shared, sudden_death
@@ -233,6 +236,44 @@ def test_both_disconnected_at_once_is_never_an_automatic_loss() -> None:
     assert "outage" in state.log[-1].text
 
 
+def test_37_7_both_disconnected_two_seconds_apart_goes_to_the_arbiter_by_default() -> None:
+    state = play(seated(sudden_death(30), reconnect_window_ms=MINUTE), (10, "h8"))
+    state = state.apply(PlayerDisconnected(T0 + 20 * SECOND, F)).apply(PlayerDisconnected(T0 + 22 * SECOND, S))
+    state = state.advance(T0 + 5 * MINUTE)
+    assert state.outcome is None and state.pending_verdict is not None and state.pending_verdict.winner is None
+    assert state.pending_verdict.at == T0 + 80 * SECOND  # the first player's window ran out, with both down
+    assert state.log[-1].kind == "verdict-pending" and "both players were disconnected" in state.log[-1].text
+    with pytest.raises(AdjudicationError, match="declare the result"):
+        state.apply(VerdictConfirmed(**arbiter(T0 + 6 * MINUTE, "checked")))
+    overruled = state.apply(PlayerReconnected(T0 + 6 * MINUTE, F)).apply(PlayerReconnected(T0 + 6 * MINUTE, S))
+    overruled = overruled.apply(VerdictOverruled(**chief(T0 + 6 * MINUTE, "platform outage")))
+    assert overruled.outcome is None and overruled.pending_verdict is None
+
+
+def test_37_7_both_disconnected_when_the_time_runs_out_goes_to_the_arbiter_by_default() -> None:
+    state = play(seated(sudden_death(1)), (10, "h8"))
+    state = state.apply(PlayerDisconnected(T0 + 20 * SECOND, F)).apply(PlayerDisconnected(T0 + 22 * SECOND, S))
+    state = state.advance(T0 + 5 * MINUTE)  # White, on move, runs out of time with both players down
+    assert state.outcome is None and state.pending_verdict is not None and state.pending_verdict.winner is None
+
+
+def test_37_7_a_section_may_let_the_first_window_to_run_out_lose_with_both_disconnected() -> None:
+    state = play(seated(sudden_death(30), reconnect_window_ms=MINUTE, both_disconnected=BothDisconnected.WINDOW),
+                 (10, "h8"))  # fmt: skip
+    state = state.apply(PlayerDisconnected(T0 + 20 * SECOND, F)).apply(PlayerDisconnected(T0 + 22 * SECOND, S))
+    state = state.advance(T0 + 5 * MINUTE)
+    assert state.outcome is not None and state.outcome.winner is Color.WHITE
+    assert state.outcome.termination is Termination.RECONNECT_DEADLINE
+
+
+def test_37_7_the_reading_survives_a_snapshot_and_old_games_keep_theirs() -> None:
+    cfg = settings(sudden_death(30), reconnect_window_ms=MINUTE)
+    raw = settings_to_dict(cfg)
+    assert raw["both_disconnected"] == "arbiter" and settings_from_dict(raw) == cfg
+    del raw["both_disconnected"]  # a game stored before the setting: ruled by each player's own window
+    assert settings_from_dict(raw).both_disconnected is BothDisconnected.WINDOW
+
+
 def test_confirmation_option_leaves_time_verdicts_to_the_arbiter() -> None:
     state = play(seated(sudden_death(1), confirm_time_verdicts=True), (10, "h8")).advance(T0 + 5 * MINUTE)
     assert state.outcome is None and state.pending_verdict is not None
@@ -413,6 +454,39 @@ def test_19_1_4_the_chief_declares_a_result() -> None:
         state.apply(ResultDeclared(**arbiter(T0 + 20_000, "21.1.2"), winner=None))
     state = state.apply(ResultDeclared(**chief(T0 + 20_000, "21.1.2 C: stones moved, no record"), winner=None))
     assert state.outcome is not None and state.outcome.termination is Termination.ARBITER_DECISION
+
+
+def test_15_3_the_chief_declares_that_both_players_lose() -> None:
+    state = play(seated(), (10, "h8"))
+    with pytest.raises(AdjudicationError, match="chief"):
+        state.apply(ResultDeclared(**arbiter(T0 + 20_000, "15.3"), both_lose=True))
+    with pytest.raises(AdjudicationError, match="no winner"):
+        state.apply(ResultDeclared(**chief(T0 + 20_000, "15.3"), winner=F, both_lose=True))
+    state = state.apply(ResultDeclared(**chief(T0 + 20_000, "15.3: both consulted a device"), both_lose=True))
+    assert state.outcome is not None and state.outcome.double_loss and state.outcome.winner is None
+    assert "15.3" in state.outcome.article and state.log[-1].text.endswith("both players lose")
+    assert state.results() == {Color.BLACK: PlayerResult.LOSS, Color.WHITE: PlayerResult.LOSS}
+
+
+def test_15_3_a_second_declared_loss_makes_both_lose_instead_of_reversing_the_first() -> None:
+    state = play(seated(), (10, "h8"))
+    state = state.apply(penalty(T0 + 11_000, Role.CHIEF, F, "18.9"))  # Black's uncivil language: Black loses
+    assert state.outcome is not None and state.outcome.winner is Color.WHITE
+    state = state.apply(penalty(T0 + 12_000, Role.CHIEF, S, "18.9"))  # then White's
+    assert state.outcome is not None and state.outcome.double_loss and state.outcome.winner is None
+    assert state.results() == {Color.BLACK: PlayerResult.LOSS, Color.WHITE: PlayerResult.LOSS}
+    entry = state.log[-1]
+    assert entry.kind == "verdict" and "15.3" in entry.article and "after the first player's loss" in entry.text
+    # A third declaration changes nothing: both have lost.
+    again = state.apply(penalty(T0 + 13_000, Role.CHIEF, F, "18.9"))
+    assert again.outcome == state.outcome and again.log[-1].kind == "both-lose"
+
+
+def test_15_3_a_declared_loss_for_the_player_who_lost_keeps_the_loss() -> None:
+    state = play(seated(), (10, "h8")).apply(Resigned(T0 + 11_000, S))
+    assert state.outcome is not None and state.outcome.winner is Color.BLACK
+    state = state.apply(penalty(T0 + 12_000, Role.CHIEF, F, "18.9"))  # the winner is declared lost: both lose
+    assert state.outcome is not None and state.outcome.double_loss
 
 
 # --- Replay and snapshots -----------------------------------------------------------------------------------------

@@ -194,6 +194,26 @@ async def test_the_server_rules_a_flag_fall_from_its_own_timer(platform: Platfor
     assert state["result"]["at"] == now - 5_000 + 1_000  # the exact instant, not the timer's tick
 
 
+async def test_a_game_created_after_its_start_waits_for_the_arrivals_before_a_no_show(platform: Platformer) -> None:
+    """A platform that posts ``game.created`` after the start, then the arrivals: the timer (which ticks in between,
+    with no grace in the tests) does not rule a no-show before the service has known the game for
+    NEW_GAME_SETTLE_MS; a player who does not come loses by no-show at the start's own instant (14.3)."""
+    now = int(time.time() * 1000)
+    await platform.create("late", start=now - 10_000)
+    await asyncio.sleep(1.0)  # four ticks of the timer
+    await join_both(platform, "late", at=now - 30_000)
+    await platform.create("late-absent", start=now - 10_000)
+    await platform.send("player.joined", "late-absent", {"player": "late-absent-b"}, at=now - 30_000)
+    for _ in range(40):
+        absent = await game_state(platform, "late-absent")
+        if absent["result"]:
+            break
+        await asyncio.sleep(0.1)
+    assert (await game_state(platform, "late"))["result"] is None
+    assert (absent["result"]["reason"], absent["result"]["winner"]) == ("no-show", "black")
+    assert absent["result"]["at"] == now - 10_000  # the start's instant, not when it was ruled
+
+
 async def test_healthz_and_listings(platform: Platformer) -> None:
     await platform.create("g11")
     response = await platform.client.get("/healthz")
