@@ -89,9 +89,10 @@ from benchmarks.evalset import (
 )
 from benchmarks.live import LiveOutcome, exit_with_parent, run_live
 from benchmarks.media import MediaError, default_cache, ensure_media
+from benchmarks.observations import save_observations
 from benchmarks.vp8 import CLOCK, Vp8Link
 from video.analysis import FrameAnalyser
-from video.checks import Box, Check, FaceDetector, Frame, Monitor, Thresholds
+from video.checks import Box, Check, FaceDetector, Frame, Monitor, Observation, Thresholds
 from video.detectors import HaarFaces, available_detector
 from video.errors import VideoError
 
@@ -196,11 +197,12 @@ _WORKER: dict[str, Any] = {}
 """A worker process's models and media, set once by :func:`_start_worker`."""
 
 
-def _start_worker(choice: str, models: Path, cutouts: dict[str, Cutout], paths: dict[str, Path]) -> None:
+def _start_worker(choice: str, models: Path, cutouts: dict[str, Cutout], paths: dict[str, Path],
+                  observations: Path | None = None) -> None:  # fmt: skip
     exit_with_parent()
     cv2.setNumThreads(1)
     faces, people, note = load_models(choice, models)
-    _WORKER.update(faces=faces, people=people, note=note, cutouts=cutouts, paths=paths)
+    _WORKER.update(faces=faces, people=people, note=note, cutouts=cutouts, paths=paths, observations=observations)
 
 
 def run_offline(spec: ClipSpec) -> ClipResult:
@@ -217,6 +219,7 @@ def run_offline(spec: ClipSpec) -> ClipResult:
     counts: list[tuple[int, int]] = []
     analyse_wall = 0.0
     warm_up = [0.0, 0, 0.0, 0]
+    kept: list[Observation] = []
     for index, (t, image, truth) in enumerate(composer.frames()):
         truths[index] = truth
         for decoded in link.send(image, t, sender_bitrate(t, spec.bitrate, spec.fps)):
@@ -229,6 +232,7 @@ def run_offline(spec: ClipSpec) -> ClipResult:
             observation = analyser.observe(decoded.to_ndarray(format="bgr24").astype(np.uint8, copy=False), at)
             findings = analyser.judge(observation)
             analyse_wall += time.perf_counter() - begun
+            kept.append(observation)
             raised += [Raised(f.check.name, at) for f in findings if f.ended is None]
             change = getattr(observation, "background_change", None)  # a diagnostic: absent in other checkouts
             if change is not None:
@@ -238,6 +242,9 @@ def run_offline(spec: ClipSpec) -> ClipResult:
             known = truths.pop(number, None)
             if faces is not None and faces.calls > calls and known is not None:
                 counts.append((known, len(observation.faces)))
+    folder = _WORKER.get("observations")
+    if folder is not None:  # for benchmarks/replay.py: the temporal rules replayed without the pictures
+        save_observations(folder, spec, kept)
     return ClipResult(spec, raised, len(wanted), link.bytes * 8 / spec.seconds / 1000, time.perf_counter() - started,
                       faces.cpu if faces else 0.0, faces.calls if faces else 0, people.wall if people else 0.0,
                       people.calls if people else 0, analyse_wall, link.resets,
@@ -441,8 +448,9 @@ def offline_part(args: argparse.Namespace, specs: list[ClipSpec], cutouts: dict[
     print(f"\noffline: {len(ordered)} clips, {sum(s.seconds for s in ordered) / 3600:.2f} h ...", flush=True)
     begun = time.monotonic()
     results: list[ClipResult] = []
+    setup = (args.detector, args.models, cutouts, paths, args.observations)
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn"), initializer=_start_worker,
-                             initargs=(args.detector, args.models, cutouts, paths)) as pool:  # fmt: skip
+                             initargs=setup) as pool:  # fmt: skip
         futures = [pool.submit(_run_in_worker, spec) for spec in ordered]
         for done, future in enumerate(as_completed(futures), 1):
             result, note = future.result()
@@ -474,6 +482,8 @@ def main() -> None:
     parser.add_argument("--drift", type=float, default=DRIFT,
                         help=f"the camera gain's swing either way over {DRIFT_PERIOD_S:g} s (0: locked)")  # fmt: skip
     parser.add_argument("--verbose", action="store_true", help="a line per clip")
+    parser.add_argument("--observations", type=Path, default=None,
+                        help="save each offline clip's observations here, for benchmarks/replay.py")  # fmt: skip
     parser.add_argument("--only", default="",
                         help="only the clips whose names contain one of these comma-separated parts")  # fmt: skip
     args = parser.parse_args()

@@ -20,7 +20,7 @@ import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -667,10 +667,13 @@ class SetBuilder:
     drift: float = DRIFT
     specs: list[ClipSpec] = field(default_factory=list)
     turns: dict[str, int] = field(default_factory=dict)
+    first_seed: int = 1000
+    prefix: str = ""
+    """Before every clip's name (the browser part's clips: ``browser-``)."""
 
     def add(self, scenario: str, seconds: float, background: str, make: Callable[[np.random.Generator], dict[str, Any]],
             live: bool = False, **extra: Any) -> None:  # fmt: skip
-        seed = 1000 + len(self.specs)
+        seed = self.first_seed + len(self.specs)
         rng = np.random.default_rng(seed)
         turn = self.turns.get(scenario, 0)
         self.turns[scenario] = turn + 1
@@ -681,7 +684,7 @@ class SetBuilder:
         values.update(make(rng), **extra)
         if live:
             values["hog"] = sum(s.live for s in self.specs) % 2 == 1
-        name = f"{'live-' if live else ''}{scenario}-{len(self.specs) + 1:03d}-{background}"
+        name = f"{self.prefix}{'live-' if live else ''}{scenario}-{len(self.specs) + 1:03d}-{background}"
         self.specs.append(ClipSpec(name, scenario, seconds, background, **values))
 
 
@@ -871,6 +874,33 @@ def _offline_set(add: Callable[..., None]) -> None:
         add("blurred-start", 80, ROOMS[(i + 1) % 5], effect("blurred", PLAYERS[(i + 2) % 4], "", 0, 80, i % 2 == 0))
         add("blurred-mid", 100, ROOMS[(i + 3) % 5],
             effect("blurred", PLAYERS[(i + 3) % 4], "", 30 + 5 * (i % 3), 100, i % 2 == 1))  # fmt: skip
+
+
+BROWSER_FPS: Final = 5.0
+BROWSER_BITRATE: Final = 300_000
+"""What the player's page sends (dashboard/player.html: 5 frames a second, maxBitrate 300 kbit/s)."""
+
+
+def browser_scenarios() -> list[ClipSpec]:
+    """The browser part (``benchmarks/browser.py``): 12 minutes of clips that Debian's Chromium plays through a fake
+    camera on the player's own page into the service, at what the page sends; their own seeds (from 2000)."""
+    build = SetBuilder(first_seed=2000, prefix="browser-")
+
+    def add(scenario: str, seconds: float, background: str, make: Maker) -> None:
+        build.add(scenario, seconds, background, make, fps=BROWSER_FPS, bitrate=BROWSER_BITRATE)
+
+    add("present", 120, "home", present("lights", 120, "biden"))
+    add("present", 120, "vtest", present("dim", 120, "obama"))
+    add("leaves", 50, "building", leaves(14, (12.0,), "obama2"))
+    add("second-passing", 45, "box", second("passing", "astronaut", "biden", (16.0,), 0))
+    add("second-behind", 40, "home", second("behind", "obama", "obama2", (15.0,), 1e9))
+    add("covered", 40, "cup", covered("biden", 15, 12))
+    add("frozen", 40, "building", frozen("obama2", 12, 20))
+    add("virtual-start", 50, "home", effect("virtual", "astronaut", "coffee", 0, 50, True))
+    add("virtual-mid", 70, "box", effect("virtual", "obama", "building", 25, 70, False))
+    add("blurred-start", 45, "building", effect("blurred", "biden", "", 0, 45, False))
+    add("blurred-mid", 60, "vtest", effect("blurred", "obama2", "", 25, 60, True))
+    return build.specs
 
 
 def scenarios(quick: bool = False, drift: float = DRIFT) -> list[ClipSpec]:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.composition import Composer, Cutout, make_cutouts
 from benchmarks.detectors import ROOT, load_models, make_analyser
-from benchmarks.evalset import analysed_indices, gone, in_view, scenarios, sender_bitrate
+from benchmarks.evalset import analysed_indices, browser_scenarios, gone, in_view, scenarios, sender_bitrate
 from benchmarks.media import ensure_media
 from benchmarks.vp8 import CLOCK, Vp8Link
 from video.checks import FaceDetector
@@ -53,7 +53,7 @@ def _state(analyser: Any, o: Any) -> str:
 
 def trace(name: str, cutouts: dict[str, Cutout], paths: dict[str, Path], faces: FaceDetector | None, people: Any,
           start: float, end: float, save: Path | None, state: bool = False) -> None:  # fmt: skip
-    specs = [s for s in scenarios() if name in s.name]
+    specs = [s for s in [*scenarios(), *browser_scenarios()] if name in s.name]
     if not specs:
         print(f"{name}: no such clip")
         return

@@ -61,7 +61,27 @@ sway 0.1-0.6, the face gone 1.2)."""
 BENT_DOWN_DROP = 0.3
 """The player went out through the frame's bottom when their face was last seen at least this many face heights
 lower than when the scene was taken, and lower more than sideways (someone who gets up rises and walks out by a
-side)."""
+side)..."""
+VANISHED_NEAR = 0.25
+"""...or when the face, seen at most :data:`VANISHED_WITHIN_S` before, was within this many face heights of where
+it sat sideways and not higher by as much (where it sat, or lower), and the person went with it: a player going
+down over the board drops out of the picture between two analysed frames (half a second), while someone leaving
+rises, turns and walks to a side for a second or two and is seen on the way (measured on the set: 0.7-1.0 face
+heights aside at the last face of a walk-out)..."""
+VANISHED_WITHIN_S = 2.5
+"""...so the face cannot have been lost long before (a player turned away for longer, kept present by the person
+mask, who then gets up and leaves, is gone).  Going down, the region the player filled can still look as it did
+for a second or so (:attr:`video.checks.Observation.player_seen`): measured 1.5 s over the set's moving room."""
+
+BENT_STILL = 0.004
+"""Nothing moved where the player sat: below this share of the cells in their columns changed by
+:data:`video.checks.MOVING_LEVEL` since the last analysed frame..."""
+BENT_STILL_FRAMES = 3
+"""...in this many analysed frames in a row (1.5 s): the player presumed bent down is gone.  Measured on the set's
+6-minute streams, a player bent down or over the board moved there in 99 % of the frames (5th percentile 0.05 of
+the cells) and never stood still two frames in a row; an empty room after the player walked out was still in 43 %
+of them (the set's clips with a walk-out between two analysed frames, the face last seen where it sat:
+``browser-leaves-003-building`` through Chromium was counted bent down for 30 s and never found)."""
 
 BANDS_INTERVAL_S = 0.9
 """The blur check's detail bands are measured at least this often (every other analysed frame at 2 a second), and
@@ -134,9 +154,15 @@ class FrameAnalyser:
     """The player's face when the scene was taken..."""
     last_face: Box | None = None
     """...and when a face was last found (one face in view)..."""
+    last_face_at: float = float("-inf")
+    """...and when..."""
     bent_down_at: float | None = None
     """...and since when the player is out of the picture having gone out through its bottom (bent down to the
-    floor, or over the board): present for :attr:`video.checks.Thresholds.bent_down_s`."""
+    floor, or over the board): present for :attr:`video.checks.Thresholds.bent_down_s`..."""
+    still_frames: int = 0
+    """...unless nothing moved where they sat for this many analysed frames in a row..."""
+    gone_at: float | None = None
+    """...and then gone since they went out."""
 
     def observe(self, image: Frame, at: float, search: bool = False) -> Observation:
         """What the frame shows.  ``search``: run the models on this frame whatever the interval (a prompt's stills
@@ -156,7 +182,7 @@ class FrameAnalyser:
         if due or self.last_bands is None or at - self.bands_at >= BANDS_INTERVAL_S:
             self.last_bands, self.bands_at = detail_bands(grid[0], (grid[1].shape[0], grid[1].shape[1])), at
         observation, small = observe(image, at, self.last_small, self.faces, None if due else self.last_faces,
-                                     self.last_mask, self.scene, grid, self.last_bands)  # fmt: skip
+                                     self.last_mask, self.scene, grid, self.last_bands, previous_mask)  # fmt: skip
         if due:
             self.last_faces, self.searched_at, self.stirred = observation.faces, at, False
             self.unsettled = len(observation.faces) != 1 or observation.new_body >= BODY_MIN_SHARE
@@ -179,12 +205,13 @@ class FrameAnalyser:
                 and _overlap(mask > 0.5, previous_mask > 0.5) >= SCENE_STEADY
             )
             if alone and lit and steady and mask is not None and mask.shape == small.shape:
-                self.scene = Scene(small, mask > 0.5, at)
+                self.scene = Scene(small, mask > 0.5, at, observation.faces[0])
                 self.rest_face = observation.faces[0]
         if not due and not self.stirred:
             self.stirred = self._stirred(small)
+        still = self._player_still(small)
         self.last_small = small
-        return self._bent_down(observation)
+        return self._bent_down(observation, still)
 
     def _face_moving(self, small: NDArray[np.float32]) -> bool:
         """Whether most of the one face found a moment ago changed by :data:`FACE_MOVING_LEVEL` since the last
@@ -218,13 +245,29 @@ class FrameAnalyser:
         moved = (np.abs(small - last) >= MOVING_LEVEL) & outside
         return float(moved.mean()) > STILL_OUTSIDE
 
-    def _bent_down(self, observation: Observation) -> Observation:
+    def _player_still(self, small: NDArray[np.float32]) -> bool:
+        """Whether nothing moved where the player sat (the columns of their mask in the scene, widened by
+        :data:`STILL_MARGIN`) since the last analysed frame: below :data:`BENT_STILL` of those cells."""
+        if self.scene is None or self.last_small is None or self.last_small.shape != small.shape:
+            return False
+        columns = self.scene.player.any(axis=0)
+        found = np.nonzero(columns)[0]
+        if not found.size or self.scene.player.shape != small.shape:
+            return False
+        left, right = max(0, int(found.min()) - STILL_MARGIN), int(found.max()) + STILL_MARGIN + 1
+        moved = np.abs(small[:, left:right] - self.last_small[:, left:right]) >= MOVING_LEVEL
+        return float(moved.mean()) < BENT_STILL
+
+    def _bent_down(self, observation: Observation, still: bool = False) -> Observation:
         """A player who went out through the frame's bottom edge is bent down (picking something up, or over the
         board with only the top of the head left in the picture) and is present for a while: someone leaving gets
-        up and walks out by a side."""
+        up and walks out by a side.  Unless nothing moves where they sat for :data:`BENT_STILL_FRAMES` analysed
+        frames: a player bent down out of the picture still moves it, an empty room does not; the absence then
+        counts from when they went out (:attr:`video.checks.Observation.gone_since`)."""
         at = observation.at
         if len(observation.faces) == 1:
-            self.last_face, self.bent_down_at = observation.faces[0], None
+            self.last_face, self.last_face_at, self.bent_down_at = observation.faces[0], at, None
+            self.gone_at, self.still_frames = None, 0
             return observation
         if observation.faces or observation.player_seen:
             return observation
@@ -232,11 +275,18 @@ class FrameAnalyser:
             rest, last = self.rest_face, self.last_face
             drop = (last.y + last.height / 2 - rest.y - rest.height / 2) / max(rest.height, 1)
             aside = abs(last.x + last.width / 2 - rest.x - rest.width / 2) / max(rest.height, 1)
-            if drop >= BENT_DOWN_DROP and drop > aside:
-                self.bent_down_at = at
+            vanished = aside < VANISHED_NEAR and drop > -VANISHED_NEAR and at - self.last_face_at <= VANISHED_WITHIN_S
+            if (drop >= BENT_DOWN_DROP and drop > aside) or vanished:
+                self.bent_down_at, self.still_frames = at, 0
             self.last_face = None  # judged once, when the player went out
+        if self.bent_down_at is not None:
+            self.still_frames = self.still_frames + 1 if still else 0
+            if self.still_frames >= BENT_STILL_FRAMES:
+                self.gone_at, self.bent_down_at = self.bent_down_at, None
         if self.bent_down_at is not None and at - self.bent_down_at < self.monitor.thresholds.bent_down_s:
             return replace(observation, bent_down=True)
+        if self.gone_at is not None:
+            return replace(observation, gone_since=self.gone_at)
         return observation
 
     def judge(self, observation: Observation) -> list[Finding]:

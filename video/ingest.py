@@ -24,6 +24,7 @@ import av
 import cv2
 import numpy as np
 from aiortc import MediaStreamTrack, RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
+from aiortc.contrib.media import MediaRelay
 from aiortc.mediastreams import MediaStreamError
 from av import VideoFrame
 
@@ -223,6 +224,10 @@ class StreamSession:
     """When the peer connection failed or closed."""
     thumbnail: bytes | None = None
     """The last analysed frame as a small JPEG (CLIP_SIZE), for the arbiters' dashboard; overwritten each time."""
+    relay: MediaRelay = field(default_factory=MediaRelay)
+    """Fans the player's video track out: the analysis is one subscriber, each arbiter's live view another."""
+    source: MediaStreamTrack | None = None
+    """The player's incoming video track (once it arrived)."""
 
     def __post_init__(self) -> None:
         self.analyser = FrameAnalyser(self.monitor, self.detector, self.people, self.face_interval_s,
@@ -505,6 +510,9 @@ class Ingest:
 
         @pc.on("track")
         def on_track(track: MediaStreamTrack) -> None:
+            if track.kind == "video":  # relayed, so that arbiters can watch it too (:meth:`Ingest.relayed`)
+                session.source = track
+                track = session.relay.subscribe(track)
             task = asyncio.get_running_loop().create_task(session.consume(track))
             session.tasks.add(task)
             task.add_done_callback(session.tasks.discard)
@@ -558,6 +566,15 @@ class Ingest:
         if pc is None or pc.connectionState in ("failed", "closed"):
             return None
         return self.sessions.get(player_ref)
+
+    def relayed(self, player_ref: str) -> MediaStreamTrack | None:
+        """A new subscription to the player's live video track, for one viewer (who must stop it when done): it keeps
+        only the latest frame, so that a slow viewer drops frames instead of queueing them.  None without a live
+        video track."""
+        session = self.live(player_ref)
+        if session is None or session.source is None or session.source.readyState != "live":
+            return None
+        return session.relay.subscribe(session.source, buffered=False)
 
     def holding(self, player_ref: str, now: float, stale_s: float) -> StreamSession | None:
         """The player's stream if it is live and not stale (a frame in the last ``stale_s`` seconds): one that a new

@@ -35,8 +35,11 @@ def scene(people: int, rng: np.random.Generator, sway: int = 0, gain: float = 1.
         frame = background(rng)
     else:
         frame = (room.astype(np.float32) + rng.normal(0, 2.5, room.shape)).clip(0, 255).astype(np.uint8)
-    if people == 1:
-        frame[60:420, 140 + sway : 500 + sway] = _face(360)
+    if people == 1:  # clipped at the frame's edges: a player walking out is partly out of the picture
+        left = 140 + sway
+        face = _face(360)[:, max(0, -left) : max(0, min(360, frame.shape[1] - left))]
+        if face.shape[1]:
+            frame[60:420, max(0, left) : max(0, left) + face.shape[1]] = face
     elif people >= 2:
         face = _face(300)
         frame[90:390, 10 + sway // 2 : 310 + sway // 2] = face

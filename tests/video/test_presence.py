@@ -22,6 +22,7 @@ from video.checks import (
     Scene,
     Thresholds,
     compare_scene,
+    face_in_place,
     observe,
     room_gain,
 )
@@ -109,8 +110,9 @@ def test_36_4_2_a_body_without_a_face_beside_the_player_is_another_person() -> N
 
 def test_a_replaced_background_is_found_while_the_encoder_warms_up() -> None:
     """The first seconds of a live stream: the encoder refines the picture and restarts as the bitrate ramps up (the
-    background changes by 1.5 grey levels in those frames), but between them it skips a replacement picture's
-    blocks, which do not change (0.00); a real room's noise and exposure keep changing a little in every frame."""
+    background changes by 1.5 grey levels in those frames), but the refinements have no bias: a replacement
+    picture's brightness trace stays flat while the person follows the camera's exposure; a real room follows it
+    too, a second late."""
     monitor = Monitor()
     rng = np.random.default_rng(4)
     found = []
@@ -119,24 +121,76 @@ def test_a_replaced_background_is_found_while_the_encoder_warms_up() -> None:
         at = step / 2
         refining = step % 3 == 0
         o = _observed(at, faces=face, background_change=1.5 if refining else 0.0, background_brightness=100.0,
-                      background_shift=float(rng.normal(0, 0.02)), person_shift=3 * np.sin(at))  # fmt: skip
+                      background_gain=float(rng.normal(0, 0.0002)), person_gain=0.01 * np.cos(at / 10))  # fmt: skip
         found += [(f.check, f.started, at) for f in monitor.feed(o)]
-    assert found == [(Check.VIRTUAL_BACKGROUND, 9.0, 12.0)]
-    assert "ask for the pan check" in monitor.conditions[Check.VIRTUAL_BACKGROUND].active.detail  # type: ignore[union-attr]
-    # A real room in dim, steady light through the encoder: small changes in every frame, a flat brightness trace.
+    assert found == [(Check.VIRTUAL_BACKGROUND, 7.5, 10.5)]
+    detail = monitor.conditions[Check.VIRTUAL_BACKGROUND].active.detail  # type: ignore[union-attr]
+    assert detail.startswith("the background does not follow the camera: its brightness stayed within 0.")
+    assert "ask for the pan check" in detail
+    # A real room: it follows the camera's exposure a second (two analysed frames) late.
+    exposure = [0.01 * np.cos(step / 8) for step in range(80)]
     real = Monitor()
-    for step in range(60):
+    for step in range(80):
         at = step / 2
-        o = _observed(at, faces=face, background_change=float(rng.uniform(0.1, 0.4)), background_brightness=40.0,
-                      background_shift=float(rng.normal(0, 0.02)), person_shift=3 * np.sin(at))  # fmt: skip
+        o = _observed(at, faces=face, background_change=float(rng.uniform(0.0, 0.4)), background_brightness=100.0,
+                      background_gain=0.0 if step < 2 else exposure[step - 2], person_gain=exposure[step])  # fmt: skip
         assert real.feed(o) == []
-    # The exposure moving the room with the person: not still either.
-    moving = Monitor()
-    for step in range(60):
-        at = step / 2
+    # A real room in steady light: neither moves; the person's own movement (a mug before the face for a frame,
+    # a turn) makes their trace jump and come back, which the running median leaves out.
+    steady = Monitor()
+    jumps = {0: 0.03, 1: -0.03}
+    for step in range(80):
+        o = _observed(step / 2, faces=face, background_change=0.0, background_brightness=100.0,
+                      background_gain=float(rng.normal(0, 0.0002)), person_gain=jumps.get(step % 4, 0.0))  # fmt: skip
+        assert steady.feed(o) == []
+    # Through Chromium (benchmarks/browser.py, browser-virtual-mid-009-box, recorded): the app's replacement comes
+    # on at 25.4 s; the player follows the camera up 6 % and down 3 % within 8 s. Found within 15 s of the switch
+    # (judging the person's trace by its first and last quarters, it was found after 21 s).
+    recorded = [
+        (24.3, +0.36, +1.04),
+        (24.7, +1.10, +0.66),
+        (25.3, +2.38, +0.76),
+        (25.7, +1.07, +0.54),
+        (26.3, +1.91, +0.33),
+        (26.7, -0.04, +0.28),
+        (27.3, -0.02, +0.52),
+        (27.7, -0.04, -0.04),
+        (28.3, +0.12, +0.76),
+        (28.7, -0.01, +0.11),
+        (29.3, -0.00, +0.93),
+        (29.7, -0.05, +0.38),
+        (30.3, +0.01, +0.97),
+        (30.7, -0.01, +0.29),
+        (31.3, +0.05, +0.22),
+        (31.7, -0.01, +0.29),
+        (32.3, +0.00, +0.36),
+        (32.7, +0.00, -0.36),
+        (33.3, +0.01, -0.76),
+        (33.7, -0.00, -0.57),
+        (34.3, -0.01, -0.93),
+        (34.7, +0.01, +0.14),
+        (35.3, -0.03, -0.54),
+        (35.7, -0.01, +0.21),
+        (36.3, +0.02, +0.35),
+        (36.7, -0.00, +0.18),
+        (37.3, -0.04, +0.07),
+        (37.7, +0.03, +0.49),
+        (38.3, +0.02, +0.10),
+        (38.7, +0.03, +0.63),
+        (39.3, -0.01, +0.11),
+        (39.7, -0.01, -0.18),
+        (40.3, -0.05, -0.03),
+        (40.7, +0.03, +0.25),
+        (41.3, -0.01, -0.71),
+    ]  # (time, the background's and the person's exposure change since the last analysed frame, %)
+    swinging = Monitor()
+    raised = []
+    for at, room, person in recorded:
         o = _observed(at, faces=face, background_change=0.0, background_brightness=100.0,
-                      background_shift=0.8 * np.sin(at), person_shift=np.sin(at))  # fmt: skip
-        assert moving.feed(o) == []
+                      background_gain=room / 100, person_gain=person / 100)  # fmt: skip
+        raised += [(f.check, at) for f in swinging.feed(o) if f.ended is None]
+    ((check, at),) = raised
+    assert check == Check.VIRTUAL_BACKGROUND and at - 25.4 <= 15.0
 
 
 def _blurred_scene(sigma: float, wall: bool = False) -> tuple[NDArray[np.uint8], NDArray[np.float32]]:
@@ -243,6 +297,13 @@ def test_a_player_bent_over_the_board_is_still_there() -> None:
     aside = np.zeros(GRID, bool)
     aside[108:, 130:152] = True
     assert not compare_scene(bowed, aside, [], remembered, moved=np.roll(moved, 60, axis=1))[0]
+    # The head bobs against the room by 12-20 grey levels; where a player walked away from a bare wall, the encoder
+    # refreshing their ghost moves the same cells by 4-5 (live-leaves-005-cup): nobody there.
+    change = np.where(moved, np.linspace(12, 20, moved.size).reshape(GRID), 0.0).astype(np.float32)
+    assert compare_scene(bowed, head, [], remembered, moved=moved, change=change)[0]
+    ghost = np.where(moved, 4.5, 0.0).astype(np.float32)
+    empty = np.zeros(GRID, bool)
+    assert not compare_scene(room, empty, [], remembered, moved=moved, change=ghost)[0]
 
 
 def _placed(room: NDArray[np.uint8], dx: int, dy: int, rng: np.random.Generator) -> NDArray[np.uint8]:
@@ -256,12 +317,18 @@ def _placed(room: NDArray[np.uint8], dx: int, dy: int, rng: np.random.Generator)
     return np.clip(frame.astype(np.int16) + rng.integers(-2, 3, frame.shape), 0, 255).astype(np.uint8)
 
 
-@pytest.mark.parametrize(("dx", "dy", "bent"), [(0, 110, True), (260, -20, False)])
+@pytest.mark.parametrize(
+    ("dx", "dy", "bobbing", "bent"),
+    [(0, 110, True, True), (0, 0, True, True), (260, -20, False, False), (0, 0, False, False)],
+)
 def test_a_player_who_went_out_through_the_bottom_edge_is_bent_down_not_gone(
-    models: tuple[CenterFaces, SelfieSegmentation], dx: int, dy: int, bent: bool
+    models: tuple[CenterFaces, SelfieSegmentation], dx: int, dy: int, bobbing: bool, bent: bool
 ) -> None:
-    """Bending down to pick something up, or over the board: the face was last seen lower than at rest, then only
-    the top of the head is left at the frame's bottom edge.  Getting up and walking out by a side is leaving."""
+    """Bending down to pick something up, or over the board: the face was last seen lower than at rest, or it
+    vanished from where it sat between two analysed frames, and the player still moves something where they sat
+    (the chair).  Getting up and walking out by a side (seen on the way) is leaving; and so is a face
+    that vanished where it sat when nothing moves there afterwards (a quick walk-out between two analysed frames):
+    the absence then counts from when the player went out."""
     faces, people = models
     analyser = FrameAnalyser(Monitor(Thresholds(absence_s=3, bent_down_s=10)), faces, people)
     rng = np.random.default_rng(3)
@@ -272,10 +339,12 @@ def test_a_player_who_went_out_through_the_bottom_edge_is_bent_down_not_gone(
     assert analyser.scene is not None and analyser.rest_face is not None
     for step in range(2):  # on the way (down, or up and aside): the face is still found
         raised += [(f.check, 4 + step / 2) for f in analyser.analyse(_placed(room, dx, dy, rng), 4 + step / 2)]
-    out = (0, 400) if bent else (700, -20)
     for step in range(40):  # out of the picture for 20 s
         at = 5 + step / 2
-        raised += [(f.check, at) for f in analyser.analyse(_placed(room, *out, rng), at) if f.ended is None]
+        frame = _placed(room, 700, -20, rng)
+        if bobbing:  # below the picture, the player still moves what is in it where they sat (the chair)
+            frame[300:340, 300:340] = 60 + 50 * (step % 2)
+        raised += [(f.check, at) for f in analyser.analyse(frame, at) if f.ended is None]
     # Present for bent_down_s (10 s) from when the face was missed (5-5.5 s), then absent for absence_s (3 s); the
     # bent-down player is not someone in view, so the still room raises no frozen camera.
     (check, at), *others = raised
@@ -306,7 +375,8 @@ def test_a_bare_wall_the_player_walked_away_from_is_no_covered_lens() -> None:
 
 def test_36_4_2_a_person_passing_behind_the_head_is_found_through_a_short_gap() -> None:
     """Passing behind the player, the other face is hidden by the player's head for a moment: a gap of a second
-    does not end the episode; a longer one does."""
+    does not end the episode; after a longer one the episode goes on only when the face is seen again (below: seen
+    again after 1.5 s, it is one person; after more than PASS_GAP_S, two glimpses)."""
     face, other = Box(260, 100, 80, 90), Box(40, 90, 70, 80)
     counts = [1, 1, 2, 2, 2, 1, 1, 2, 2, 1, 1, 1, 1, 1]  # one analysed frame every 0.5 s
     monitor = Monitor(Thresholds(extra_person_s=2))
@@ -314,7 +384,12 @@ def test_36_4_2_a_person_passing_behind_the_head_is_found_through_a_short_gap() 
     for i, n in enumerate(counts):
         found += [(f.check, f.started, i / 2) for f in monitor.feed(_observed(i / 2, faces=(face, other)[:n]))]
     assert found == [(Check.EXTRA_PERSON, 1.0, 3.0)]
-    apart = [1, 2, 2, 1, 1, 1, 2, 2, 1, 1, 1]  # 1.5 s between two glimpses of 1 s each: two glimpses, no finding
+    apart = [1, 2, 2, 1, 1, 1, 2, 2, 1, 1, 1]  # 1.5 s between two glimpses of 1 s each: one person passing
+    monitor = Monitor(Thresholds(extra_person_s=2))
+    found = [(f.check, f.started, i / 2) for i, n in enumerate(apart)
+             for f in monitor.feed(_observed(i / 2, faces=(face, other)[:n]))]  # fmt: skip
+    assert found == [(Check.EXTRA_PERSON, 0.5, 3.0)]
+    apart = [1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 2, 2, 1, 1, 1]  # 3.5 s between them: two glimpses, no finding
     monitor = Monitor(Thresholds(extra_person_s=2))
     assert [f for i, n in enumerate(apart) for f in monitor.feed(_observed(i / 2, faces=(face, other)[:n]))] == []
 
@@ -386,6 +461,47 @@ def test_the_models_wait_while_nothing_moves_but_look_at_once_when_something_doe
     assert runs([up, up], at + 0.5) == [True, False]
 
 
+def test_someone_standing_close_behind_the_player_is_counted_while_the_players_face_is_where_it_sat() -> None:
+    """The set's second-body-076-building: a body without a face stands close behind the seated player, covering
+    more than half of the region the player filled.  With the player's face where it sat, the rest is another body
+    (36.4.2); with the face gone aside (the player leaning out), it is the player's own body."""
+    room, player = _room(), _player()
+    with_player = room.copy()
+    with_player[player] = 30.0
+    face = Box(4 * 72, 4 * 45, 40, 40)  # where the player's face sat
+    remembered = Scene(with_player, player, 0.0, face)
+    behind = np.zeros(GRID, bool)
+    behind[:, 64:140] = True  # from the top of the picture to its bottom, over most of the player's region
+    crowded = with_player.copy()
+    crowded[behind] = 235.0
+    crowded[60:80, 68:85] = 30.0  # the player's head, in front of them
+    marked = player | behind
+    still = np.zeros(GRID, bool)
+    _, body = compare_scene(crowded, marked, [face], remembered, moved=still)
+    assert body > 0.2
+    leaned = Box(face.x - 120, face.y, 40, 40)
+    assert compare_scene(crowded, marked, [leaned], remembered, moved=still)[1] == 0.0
+    assert face_in_place([face], face) and not face_in_place([leaned], face) and not face_in_place([face], None)
+
+
+def test_a_person_passing_behind_the_player_and_hidden_by_their_head_is_one_person() -> None:
+    """The set's second-passing-078-cup at 5 fps: the passer's face is found at 42.4 and 42.8 s, hidden behind the
+    player's head for 2.6 s, found again at 45.4 on the other side: one person, raised when seen again, from their
+    first sighting (36.4.2).  Sightings further apart are not joined."""
+    one, two = (Box(200, 110, 130, 130),), (Box(200, 110, 130, 130), Box(470, 120, 120, 120))
+    times = [41.8, 42.4, 42.8, 43.4, 43.8, 44.4, 44.8, 45.4, 45.8, 46.4]
+    shown = [one, two, two, one, one, one, one, two, two, one]
+    monitor = Monitor(Thresholds(extra_person_s=2))
+    found = [(f.check, f.started, o.at) for o in (_observed(t, faces=f) for t, f in zip(times, shown, strict=True))
+             for f in monitor.feed(o)]  # fmt: skip
+    assert found == [(Check.EXTRA_PERSON, 42.4, 45.4)]
+    # Hidden for 3.5 s: two glimpses, no finding.
+    later = Monitor(Thresholds(extra_person_s=2))
+    times = [42.4, 42.8, 43.4, 44.4, 45.4, 46.4, 46.8, 47.4]
+    shown = [two, two, one, one, one, one, two, one]
+    assert [f for t, f_ in zip(times, shown, strict=True) for f in later.feed(_observed(t, faces=f_))] == []
+
+
 def test_a_room_that_changed_as_a_whole_holds_no_new_body_but_a_large_body_beside_the_player_does() -> None:
     """A background effect switched on (or the camera moved) after the scene was taken: everything behind the player
     differs from the scene, which is stale; what differs is no second person (36.4.2) until a new scene is taken.
@@ -411,6 +527,19 @@ def test_a_room_that_changed_as_a_whole_holds_no_new_body_but_a_large_body_besid
     crowded[large] = 250.0
     _, body = compare_scene(crowded, player | large, face, remembered, moved=still)
     assert body == pytest.approx(large.mean())
+    # Someone standing close beside the player, filling half of the room from the frame's top to its bottom (the
+    # evaluation set's second-body clips: 0.49 of the room still looked as it did, and a rule of 0.5 missed them).
+    # A player at the left of the picture, someone standing to their right covering 59 % of the room.
+    left = _player(5, 35)
+    at_left = room.copy()
+    at_left[left] = 30.0
+    close = np.zeros(GRID, bool)
+    close[:, 80:] = True
+    crowded = at_left.copy()
+    crowded[close] = 235.0
+    _, body = compare_scene(crowded, left | close, [Box(4 * 12, 4 * 45, 40, 40)], Scene(at_left, left, 0.0),
+                            moved=still)  # fmt: skip
+    assert body == pytest.approx(close.mean())
 
 
 def test_the_rooms_gain_is_the_cameras_not_the_mean_of_whatever_stands_in_front_of_it() -> None:
