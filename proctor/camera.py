@@ -53,6 +53,7 @@ from proctor.ear_checks import SECONDS as EAR_CHECK_SECONDS
 from proctor.ear_checks import DueCheck, EarCheckPolicy, EarCheckScheduler
 from proctor.errors import BadRequestError, ConflictError, ExpiredError, NotFoundError, UnauthorizedError
 from proctor.events import CHECKS, PolicySpec
+from proctor.live_views import LiveViews, sender_video
 from proctor.media_retention import expired_media, retire_media
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
 from proctor.player_view import LEAVE_REQUEST, leave_answer, leave_requesters, player_place
@@ -433,6 +434,10 @@ class Camera:
     ear_check_task: asyncio.Task[None] | None = None
     second_offers: dict[str, int] = field(default_factory=dict)
     """The live stream (by identity) whose second offer already raised its incident, by player."""
+    live_views: LiveViews | None = None
+    """The arbiters' live views of the players' cameras (proctor.live_views), once started."""
+    video_wanted: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What each watched player's page is asked to send (its first event says it too)."""
 
     def start(self, thresholds: Thresholds | None = None) -> None:
         detector, faces_note = available_detector(Path(self.settings.models_dir))
@@ -446,6 +451,9 @@ class Camera:
         )
         self.ingest = Ingest(config, detector, self.executor, self.on_finding, self.on_clip, people)
         self.ingest.start()
+        self.live_views = LiveViews(self.settings, self.service, self.writer, self.ingest, self.tell,
+                                    self.video_wanted, list(config.ice_servers))  # fmt: skip
+        self.live_views.start()
         with self.writer.engine.connect() as connection:
             for player_ref, until_ms in leave_granted(connection, now_ms()).items():
                 self.ingest.grant_leave(player_ref, until_ms / 1000)
@@ -503,6 +511,8 @@ class Camera:
         ))  # fmt: skip
 
     async def close(self) -> None:
+        if self.live_views is not None:
+            await self.live_views.close()
         if self.ear_check_task is not None:
             self.ear_check_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -1006,7 +1016,8 @@ class Camera:
 
     def page_state(self, player_ref: str) -> dict[str, Any]:
         """What the page shows when it (re)connects: who and where the player plays (proctor.player_view), their latest
-        leave request and its answer, leave granted, approval, recent messages, the running prompt."""
+        leave request and its answer, leave granted, approval, recent messages, the running prompt, and what it should
+        send (the analysis' rate, or the live view's while an arbiter watches: proctor.live_views)."""
         with self.writer.engine.connect() as connection:
             history = CameraHistory.read(connection, player_ref)
             place, request = player_place(connection, player_ref), leave_answer(connection, player_ref)
@@ -1021,6 +1032,7 @@ class Camera:
             "messages": [{k: m[k] for k in ("id", "text", "at")} for m in history.messages()],
             "prompt": None if running is None or running["until"] <= now else
             {**running, "remaining_ms": running["until"] - now},
+            "video": self.video_wanted.get(player_ref, sender_video(self.settings, watched=False)),
         }  # fmt: skip
 
     def tell_leave_answers(self, incidents: Sequence[int] = (), cases: Sequence[int] = ()) -> None:

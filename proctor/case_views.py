@@ -4,7 +4,7 @@ desk (players by name, the verdict's facts as a sentence), ids beside them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -26,6 +26,7 @@ from proctor.models import (
     Tournament,
 )
 from proctor.models import Player as PlayerRow
+from proctor.server_words import Bilingual, IncidentFacts, incident_words, same, verdict_words
 from proctor.staging import table_of
 
 DEFAULT_LIMIT: Final = 50
@@ -204,6 +205,25 @@ def read_statuses(connection: Connection, case_ids: set[int]) -> dict[int, str]:
     return statuses
 
 
+def incident_cases(connection: Connection, incident_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """The case each of these incidents is an occurrence of, by incident id: ``{id, status}`` (open, or how it was
+    closed).  A closed case's incidents no longer count as open on the desk, whatever their own last action."""
+    if not incident_ids:
+        return {}
+    rows = connection.execute(
+        select(col(CaseOccurrence.incident_id), col(CaseOccurrence.case_id))
+        .where(col(CaseOccurrence.incident_id).in_(list(incident_ids)))
+    ).all()  # fmt: skip
+    statuses = read_statuses(connection, {case_id for _, case_id in rows})
+    return {incident_id: {"id": case_id, "status": statuses[case_id]} for incident_id, case_id in rows}
+
+
+def with_cases(connection: Connection, incidents: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The incidents, each with its ``case`` (:func:`incident_cases`; None before its case is stored)."""
+    cases = incident_cases(connection, [incident["id"] for incident in incidents])
+    return [{**incident, "case": cases.get(incident["id"])} for incident in incidents]
+
+
 def _places(connection: Connection) -> dict[int, Place]:
     rows = connection.execute(
         select(col(Game.id), col(Tournament.slug), col(Section.slug), col(Pairing.round_no), col(Pairing.board))
@@ -292,6 +312,7 @@ def case_json(case: CaseFile, places: dict[int, Place], names: Names, full: bool
     body: dict[str, Any] = {
         "id": case.id, "kind": case.kind, "status": case.status, "urgency": case.urgency,
         "article": latest.article if latest else None, "summary": latest.summary if latest else "",
+        "summary_words": _words(case, latest, names) if latest else same(""),
         "player": names.player(case.player_ref), "game": case.game_id,
         "event": place.event if place else None, "section": place.section if place else None,
         "round": place.round_no if place else None, "board": place.board if place else None,
@@ -299,7 +320,7 @@ def case_json(case: CaseFile, places: dict[int, Place], names: Names, full: bool
         "occurrence_count": len(case.occurrences), "duration_ms": case.total_duration_ms,
         "evidence": None if best is None else {
             "incident": best.incident, "media": best.evidence.get("media", []), "sha256": best.evidence.get("sha256"),
-            "summary": best.summary, "duration_ms": best.duration_ms,
+            "summary": best.summary, "summary_words": _words(case, best, names), "duration_ms": best.duration_ms,
         },
         "follows": case.follows, "follows_status": case.follows_status,
         "alert": None if alert is None else {"reason": alert.reason, "at": alert.at, "for": alert.for_role},
@@ -308,13 +329,20 @@ def case_json(case: CaseFile, places: dict[int, Place], names: Names, full: bool
     if case.kind == VERDICT_KIND and latest is not None:
         body["verdict"] = verdict_json(latest.evidence.get("verdict") or {}, names)
     if full:
-        body["occurrences"] = [occurrence_json(o) for o in case.occurrences]
+        body["occurrences"] = [occurrence_json(o) | {"summary_words": _words(case, o, names)} for o in case.occurrences]
         body["actions"] = [
             {"id": a.id, "at": a.at, "by": a.arbiter, "role": a.role, "action": a.action, "note": a.note}
             | {"detail": a.detail}
             for a in case.actions
         ]
     return body
+
+
+def _words(case: CaseFile, occurrence: Occurrence, names: Names) -> Bilingual:
+    """An occurrence's summary in both languages (proctor.server_words)."""
+    facts = IncidentFacts(case.kind, occurrence.source, occurrence.summary, occurrence.article, occurrence.evidence,
+                          case.player_ref)  # fmt: skip
+    return incident_words(facts, names.by_ref)
 
 
 def occurrence_json(occurrence: Occurrence) -> dict[str, Any]:
@@ -361,4 +389,4 @@ def verdict_json(facts: dict[str, Any], names: Names) -> dict[str, Any]:
         outcome = "no winner: the arbiter decides"
     text = "; ".join(lines) or str(facts.get("termination", ""))
     text += f". The verdict ({facts.get('termination')}, {facts.get('article')}): {outcome}, unless overruled."
-    return {**facts, "players": players, "text": text}
+    return {**facts, "players": players, "text": text, "text_words": verdict_words(facts, names.by_ref)}

@@ -14,6 +14,7 @@ from sqlalchemy import Connection, select
 from sqlmodel import col
 
 from engine import adjudication as adj
+from engine.openings import Player
 from engine.penalties import Role
 from proctor.accounts import Identity
 from proctor.assignments import require_assigned_to_game, require_assigned_to_player
@@ -30,6 +31,8 @@ from proctor.cases import (
 )
 from proctor.errors import BadRequestError, ConflictError, NotFoundError
 from proctor.models import Case, CaseAction, CaseOccurrence, Game, Incident, IncidentAction, Pairing, Section
+from proctor.models import Player as PlayerRow
+from proctor.server_words import event_words
 from proctor.staging import Batch, Notice, Staging
 
 if TYPE_CHECKING:
@@ -298,9 +301,20 @@ class Casebook:
         game = self.live.game(batch, head.game_id)
         game_action = "confirm-verdict" if action == "confirm" else "overrule"
         make = game_action_event(game_action, params, who, note, game.refs)
-        self.game_actions.apply(connection, batch, head.game_id, who, make, server_now)
+        updated = self.game_actions.apply(connection, batch, head.game_id, who, make, server_now)
         closed = self.head(batch, head.id)
-        return {"case": head.id, "action": action, "status": closed.status, "game": head.game_id}
+        # What changed, in both languages (proctor.server_words): the verdict confirmed or set aside, and the time
+        # given; the players by the event's list of names, else the platform's.
+        row = connection.execute(
+            select(col(Game.black_name), col(Game.white_name)).where(col(Game.id) == head.game_id)
+        ).first()
+        listed = {ref: name for ref, name in connection.execute(
+            select(col(PlayerRow.platform_ref), col(PlayerRow.name)).where(col(PlayerRow.platform_ref).in_(game.refs))
+        )}  # fmt: skip
+        platform = {Player.FIRST: (row[0] if row else "") or "", Player.SECOND: (row[1] if row else "") or ""}
+        names = {seat: listed.get(ref) or platform[seat] for ref, seat in game.refs.items()}
+        said = event_words(game.state, updated.state, params, names, by=who.name)
+        return {"case": head.id, "action": action, "status": closed.status, "game": head.game_id, "said": said}
 
     def open_case(
         self, connection: Connection, batch: Batch, case_id: int, who: Identity, kind: str | None = None

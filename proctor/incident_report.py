@@ -29,6 +29,8 @@ from proctor.cases import ActionTaken, CaseFile, ended_after_ms
 from proctor.models import Tournament
 from proctor.report_words import DEFAULT_LANGUAGE, LANGUAGES, Words
 from proctor.review import GameInfo, IncidentFilter, evidence_files, read_games, read_incidents, read_report_context
+from proctor.server_words import KINDS as SERVICE_WORDS_KINDS
+from proctor.server_words import IncidentFacts, incident_words
 from proctor.time_zones import event_zone, local_time, zone_label
 
 STILL_TYPES: Final = (".jpg", ".jpeg")
@@ -321,6 +323,9 @@ class _Builder:
             text = w("occurrence.player", summary=summary.split(": ", 1)[1])  # the player's reason, as written
         elif w.lang == "en":
             text = summary or w.kind(kind)
+        elif kind in SERVICE_WORDS_KINDS:
+            # The service's own summary in Chinese (proctor.server_words), said from its facts.
+            text = incident_words(IncidentFacts.of(incident))[w.lang]
         else:
             text = w.kind(kind)
         facts = [w("occurrence.source", source=self.source_word(source))]

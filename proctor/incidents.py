@@ -19,6 +19,7 @@ from proctor.game_actions import GameActions, game_action_event
 from proctor.game_views import result_json
 from proctor.live_games import LiveGame, LiveGames
 from proctor.models import Incident
+from proctor.server_words import IncidentFacts, incident_words
 from proctor.staging import Batch, Notice, Staging, table_of
 from proctor.wall_clock import now_ms
 
@@ -92,6 +93,9 @@ class Incidents:
                     "kind": kind,
                     "article": article,
                     "summary": summary,
+                    "summary_words": incident_words(
+                        IncidentFacts(kind, source, summary, article, evidence or {}, player_ref)
+                    ),
                     "case": case_id,
                 },
             )

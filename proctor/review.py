@@ -20,6 +20,7 @@ import io
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any, Final
 
 from sqlalchemy import Connection, Table, and_, func, or_, select
@@ -58,6 +59,7 @@ from proctor.models import (
 )
 from proctor.models import Player as PlayerRow
 from proctor.models import Tournament as TournamentRow
+from proctor.server_words import IncidentFacts, incident_words, line_facts, line_words
 
 CAMERA_GAP_KINDS: Final = ("camera-lost", "camera-frozen", "camera-covered")
 """The camera findings that make a gap in a player's camera series (36.4)."""
@@ -92,6 +94,8 @@ class Placement:
     section: str
     round_no: int
     board: int
+    match_game: int = 1
+    """The game's number within its match (regulations 2023 VII(2)); 1 for a single game."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +118,7 @@ class GameInfo:
         if self.placement is not None:
             p = self.placement
             text += f"; {p.event}/{p.section} round {p.round_no} board {p.board}"
+            text += f" game {p.match_game}" if p.match_game > 1 else ""
         return text + ")"
 
 
@@ -134,6 +139,7 @@ def _game_query() -> Any:
         game.c.id, game.c.external_id, game.c.black_ref, game.c.white_ref, game.c.black_name, game.c.white_name,
         game.c.settings, platform.c.name.label("platform"), tournament.c.slug.label("event"),
         tournament.c.name.label("event_name"), section.c.slug.label("section"), pairing.c.round_no, pairing.c.board,
+        pairing.c.game_no,
     )  # fmt: skip
     return (
         select(*columns)
@@ -147,7 +153,7 @@ def _game_query() -> Any:
 def _game_info(row: Any) -> GameInfo:
     placement = None
     if row.event is not None:
-        placement = Placement(row.event, row.event_name, row.section, row.round_no, row.board)
+        placement = Placement(row.event, row.event_name, row.section, row.round_no, row.board, row.game_no)
     return GameInfo(
         row.id, row.platform, row.external_id, {Player.FIRST: row.black_ref, Player.SECOND: row.white_ref},
         {Player.FIRST: row.black_name, Player.SECOND: row.white_name}, dict(row.settings), placement,
@@ -231,8 +237,10 @@ def replay_game(info: GameInfo, events: Sequence[StoredEvent]) -> Replayed:
             moves.append(move)
             entries.append(move)
         for entry in state.log[len(before.log) :]:
+            said = line_words(line_facts(entry, before, state, stored.data, {p: info.name(p) for p in _SEATS}))
             line: dict[str, Any] = {
                 "type": _line_type(entry.kind), "at": entry.at, "kind": entry.kind, "text": entry.text,
+                "text_words": said,
                 "article": entry.article, "by": entry.actor if stored.source == "arbiter" else "",
                 "why": entry.cause, "source": stored.source,
             }  # fmt: skip
@@ -309,6 +317,7 @@ def game_timeline(info: GameInfo, events: Sequence[StoredEvent], incidents: Sequ
             "type": "incident", "at": incident["at"], "incident": incident["id"], "kind": incident["kind"],
             "article": incident["article"], "source": incident["source"], "player": incident.get("player"),
             "summary": incident["summary"], "status": incident["status"],
+            "summary_words": incident["summary_words"],
         })  # fmt: skip
         for action in incident["actions"]:
             items.append({
@@ -326,6 +335,7 @@ def game_timeline(info: GameInfo, events: Sequence[StoredEvent], incidents: Sequ
             "event": None if info.placement is None else {
                 "slug": info.placement.event, "name": info.placement.event_name, "section": info.placement.section,
                 "round": info.placement.round_no, "board": info.placement.board,
+                "match_game": info.placement.match_game,
             },
         },
         "players": {
@@ -401,7 +411,7 @@ def player_history(
             "game": info.id, "platform": info.platform, "platform_game_id": info.external_id,
             "event": None if info.placement is None else {
                 "slug": info.placement.event, "section": info.placement.section, "round": info.placement.round_no,
-                "board": info.placement.board,
+                "board": info.placement.board, "match_game": info.placement.match_game,
             },
             "seat": seat.value, "colour": state.color_of(seat).value,
             "opponent": {"player": info.refs[seat.other], "name": info.names.get(seat.other, "")},
@@ -596,7 +606,7 @@ def _with_actions(connection: Connection, rows: Sequence[Any]) -> list[dict[str,
                 "arbiter": row.arbiter, "role": row.role, "action": row.action, "note": row.note,
                 "verdict": row.verdict, "at": row.created_ms,
             })  # fmt: skip
-    return [
+    incidents = [
         {
             "id": row.id, "game": row.game_id, "player": row.player_ref, "kind": row.kind, "source": row.source,
             "article": row.article, "confidence": row.confidence, "summary": row.summary, "evidence": row.evidence,
@@ -604,6 +614,9 @@ def _with_actions(connection: Connection, rows: Sequence[Any]) -> list[dict[str,
         }
         for row in rows
     ]  # fmt: skip
+    for incident in incidents:  # the summary in both languages (proctor.server_words), said from what is stored
+        incident["summary_words"] = incident_words(IncidentFacts.of(incident))
+    return incidents
 
 
 def _in_event(connection: Connection, slug: str, incident: Table) -> Any:
@@ -679,7 +692,9 @@ _PAIRING_RESULTS: Final = {
     "+/-": (ResultKind.FORFEIT_WIN, ResultKind.FORFEIT_LOSS),
     "-/+": (ResultKind.FORFEIT_LOSS, ResultKind.FORFEIT_WIN),
     "-/-": (ResultKind.FORFEIT_LOSS, ResultKind.FORFEIT_LOSS),
+    "0-0": (ResultKind.LOSS, ResultKind.LOSS),
 }
+"""A stored pairing result as the two players' kinds; "0-0": both players lose (15.3), a played loss for each."""
 _PLAYER_RESULTS: Final = {
     PlayerResult.WIN: ResultKind.WIN,
     PlayerResult.DRAW: ResultKind.DRAW,
@@ -714,6 +729,10 @@ class SectionTable:
     pairings: tuple[Any, ...]
     games: dict[int, tuple[ResultKind, ResultKind] | None]
     """Each linked pairing's game result (first, second player), by pairing id."""
+    games_per_match: int = 1
+    """Games per pairing (regulations 2023 VII(2)); each game is a pairing row with its ``game_no``."""
+    match_scoring: str = "games"
+    """How a match of several games scores (proctor.events.MATCH_SCORINGS)."""
 
 
 def read_section(
@@ -730,7 +749,9 @@ def read_section(
     player, pairing, game = _table(PlayerRow), _table(Pairing), _table(Game)
     players = connection.execute(select(player).where(player.c.section_id == row.id).order_by(player.c.start_no)).all()
     pairings = connection.execute(
-        select(pairing).where(pairing.c.section_id == row.id).order_by(pairing.c.round_no, pairing.c.board)
+        select(pairing)
+        .where(pairing.c.section_id == row.id)
+        .order_by(pairing.c.round_no, pairing.c.board, pairing.c.game_no)
     ).all()
     linked = connection.execute(
         select(game.c.id, game.c.pairing_id).where(game.c.pairing_id.in_([p.id for p in pairings]))
@@ -738,7 +759,8 @@ def read_section(
     games = {p: game_results(states[g]) if g in states else None for g, p in linked}
     rounds = max([int((row.policy or {}).get("rounds") or 1), *(p.round_no for p in pairings)])
     return SectionTable(row.event_name, row.slug, row.name, row.system, row.scoring, row.tiebreaks, rounds,
-                        tuple(players), tuple(pairings), games)  # fmt: skip
+                        tuple(players), tuple(pairings), games, row.games_per_match,
+                        str((row.policy or {}).get("match_scoring") or "games"))  # fmt: skip
 
 
 def pairing_results(table: SectionTable, pairing: Any) -> tuple[ResultKind, ResultKind] | None:
@@ -761,34 +783,27 @@ def complete_rounds(table: SectionTable) -> int:
     return done
 
 
-def section_tournament(table: SectionTable, through: int | None = None) -> Tournament:
-    """The section as an engine tournament after round ``through`` (by default the last complete round); asking
-    for a round that is not complete is a ConflictError naming its boards without a result."""
+def _where(table: SectionTable, pairing: Any) -> str:
+    game = f" game {pairing.game_no}" if table.games_per_match > 1 else ""
+    return f"round {pairing.round_no} board {pairing.board}{game}"
+
+
+def _complete_pairings(table: SectionTable, through: int | None) -> tuple[int, list[Any]]:
+    """The rounds the standings are after and their pairings; a round asked for that is not complete is a
+    ConflictError naming its boards (and games) without a result."""
     if table.system == "knockout":
         raise ConflictError(f"section {table.slug} is a knockout: places follow the bracket, not a points table (28.4)",
                             article="28.4")  # fmt: skip
     complete = complete_rounds(table)
     rounds = complete if through is None else through
     if rounds > complete:
-        missing = [f"round {p.round_no} board {p.board}" for p in table.pairings
+        missing = [_where(table, p) for p in table.pairings
                    if p.round_no <= rounds and pairing_results(table, p) is None]  # fmt: skip
         raise ConflictError(f"round {rounds} is not complete: no result yet for {', '.join(missing)}")
-    entries: dict[int, list[RoundEntry]] = {
-        p.start_no: [RoundEntry(None, None, ResultKind.ZPB)] * rounds for p in table.players
-    }
-    for pairing in table.pairings:
-        if pairing.round_no > rounds:
-            continue
-        results = pairing_results(table, pairing)
-        assert results is not None
-        first, second = results
-        index = pairing.round_no - 1
-        if pairing.white_start_no is None:
-            entries[pairing.black_start_no][index] = RoundEntry(None, None, first)
-            continue
-        # The first player (Black at the start) moves first: TRF's "w" (as proctor.events reads TRF files).
-        entries[pairing.black_start_no][index] = RoundEntry(pairing.white_start_no, "w", first)
-        entries[pairing.white_start_no][index] = RoundEntry(pairing.black_start_no, "b", second)
+    return rounds, [p for p in table.pairings if p.round_no <= rounds]
+
+
+def _tournament(table: SectionTable, rounds: int, entries: dict[int, list[RoundEntry]]) -> Tournament:
     win, draw, loss = section_scoring(table.scoring)
     entrants = tuple(
         Entrant(
@@ -799,6 +814,85 @@ def section_tournament(table: SectionTable, through: int | None = None) -> Tourn
     )  # fmt: skip
     system = System.ROUND_ROBIN if table.system == "round-robin" else System.SWISS
     return Tournament(f"{table.event_name}: {table.name}", entrants, rounds, system, Scoring(win, draw, loss))
+
+
+def games_tournament(table: SectionTable, through: int | None = None) -> Tournament:
+    """Every game of the section as its own round of an engine tournament: round r's game g is round
+    (r - 1) × games per match + g (one round a pairing when a match is one game).  A bye is a pairing-allocated bye
+    in each of its round's games."""
+    rounds, pairings = _complete_pairings(table, through)
+    per = table.games_per_match
+    entries: dict[int, list[RoundEntry]] = {
+        p.start_no: [RoundEntry(None, None, ResultKind.ZPB)] * (rounds * per) for p in table.players
+    }
+    for pairing in pairings:
+        results = pairing_results(table, pairing)
+        assert results is not None
+        first, second = results
+        index = (pairing.round_no - 1) * per + pairing.game_no - 1
+        if pairing.white_start_no is None:
+            for game in range(per):
+                entries[pairing.black_start_no][(pairing.round_no - 1) * per + game] = RoundEntry(None, None, first)
+            continue
+        # The first player (Black at the start) moves first: TRF's "w" (as proctor.events reads TRF files).
+        entries[pairing.black_start_no][index] = RoundEntry(pairing.white_start_no, "w", first)
+        entries[pairing.white_start_no][index] = RoundEntry(pairing.black_start_no, "b", second)
+    return _tournament(table, rounds * per, entries)
+
+
+def match_kinds(games: Sequence[tuple[ResultKind, ResultKind]], scoring: Scoring) -> tuple[ResultKind, ResultKind]:
+    """A match's result for its two players from its games' (each as the two players', in the match's order), by the
+    games' total (regulations 2023 VII(2): the combined result of the two games is the round's result): the higher
+    total wins, equal totals draw; a match none of whose games was played is a forfeit; a match whose every game both
+    players lost (15.3) is lost by both."""
+    totals = [sum((scoring.points(game[side]) for game in games), Fraction(0)) for side in (0, 1)]
+    unplayed = all(not game[0].played and not game[1].played for game in games)
+    if all(game == (ResultKind.LOSS, ResultKind.LOSS) for game in games):
+        return ResultKind.LOSS, ResultKind.LOSS
+    if unplayed:
+        if totals[0] == totals[1]:
+            return ResultKind.FORFEIT_LOSS, ResultKind.FORFEIT_LOSS
+        return ((ResultKind.FORFEIT_WIN, ResultKind.FORFEIT_LOSS) if totals[0] > totals[1]
+                else (ResultKind.FORFEIT_LOSS, ResultKind.FORFEIT_WIN))  # fmt: skip
+    if totals[0] == totals[1]:
+        return ResultKind.DRAW, ResultKind.DRAW
+    return (ResultKind.WIN, ResultKind.LOSS) if totals[0] > totals[1] else (ResultKind.LOSS, ResultKind.WIN)
+
+
+def matches_tournament(table: SectionTable, through: int | None = None) -> Tournament:
+    """Each round's match as one result (``match_scoring = "match"``): the match's first player is game 1's Black."""
+    rounds, pairings = _complete_pairings(table, through)
+    entries: dict[int, list[RoundEntry]] = {
+        p.start_no: [RoundEntry(None, None, ResultKind.ZPB)] * rounds for p in table.players
+    }
+    matches: dict[tuple[int, int], list[Any]] = {}
+    for pairing in pairings:
+        matches.setdefault((pairing.round_no, pairing.board), []).append(pairing)
+    scoring = _tournament(table, 0, {p.start_no: [] for p in table.players}).scoring
+    for (round_no, _), games in matches.items():
+        first = min(games, key=lambda p: p.game_no)
+        if first.white_start_no is None:
+            entries[first.black_start_no][round_no - 1] = RoundEntry(None, None, ResultKind.PAB)
+            continue
+        ordered = []
+        for game in games:
+            results = pairing_results(table, game)
+            assert results is not None
+            ordered.append(results if game.black_start_no == first.black_start_no else (results[1], results[0]))
+        mine, theirs = match_kinds(ordered, scoring)
+        entries[first.black_start_no][round_no - 1] = RoundEntry(first.white_start_no, "w", mine)
+        entries[first.white_start_no][round_no - 1] = RoundEntry(first.black_start_no, "b", theirs)
+    return _tournament(table, rounds, entries)
+
+
+def section_tournament(table: SectionTable, through: int | None = None) -> Tournament:
+    """The section as an engine tournament after round ``through`` (by default the last complete round); asking
+    for a round that is not complete is a ConflictError naming its boards without a result.  A match of several
+    games (regulations 2023 VII(2)) is each game as its own round (``match_scoring = "games"``), or one result a
+    round (``"match"``)."""
+    if table.games_per_match > 1 and table.match_scoring == "match":
+        return matches_tournament(table, through)
+    return games_tournament(table, through)
 
 
 def section_standings(table: SectionTable, through: int | None = None) -> tuple[Tournament, list[Standing]]:
@@ -816,31 +910,55 @@ def spreadsheet_text(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
-def standings_csv(tournament: Tournament, table: list[Standing]) -> str:
+def standings_csv(tournament: Tournament, table: list[Standing], section: SectionTable | None = None) -> str:
     """Rank, start number, name, team, rating, points, each tie-break, then each round as in the results table
     ("12w1", "+7", "-3": 28.3).  Names and teams are neutralised (:func:`spreadsheet_text`); the other cells are the
-    service's own numbers and result codes."""
+    service's own numbers and result codes.  A section of matches (regulations 2023 VII(2)) has a column per game
+    ("round 1 game 2"); scored by match, the round's column is the match and its games follow the rounds."""
     labels = [label for label in (table[0].tiebreaks if table else {}) if label != "PTS"]
+    per = section.games_per_match if section is not None else 1
+    by_match = section is not None and per > 1 and section.match_scoring == "match"
+    games = games_tournament(section, tournament.rounds) if section is not None and by_match else None
+    if per > 1 and not by_match:
+        columns = [f"round {r} game {g}" for r in range(1, tournament.rounds // per + 1) for g in range(1, per + 1)]
+    else:
+        columns = [f"round {r}" for r in range(1, tournament.rounds + 1)]
+    if games is not None:
+        columns += [f"round {r} game {g}" for r in range(1, tournament.rounds + 1) for g in range(1, per + 1)]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(["rank", "start_no", "name", "team", "rating", "points", *labels,
-                     *(f"round {r}" for r in range(1, tournament.rounds + 1))])  # fmt: skip
+    writer.writerow(["rank", "start_no", "name", "team", "rating", "points", *labels, *columns])
+    game_rows = games.by_start_no() if games is not None else {}
     for standing, cells in zip(table, results_table(tournament, table), strict=True):
         entrant = standing.entrant
         values = [standing.tiebreaks.get(label) for label in labels]
+        played = game_rows.get(entrant.start_no)
+        extra = [played.round(r).cell for r in range(1, games.rounds + 1)] if played and games else []
         writer.writerow([
             standing.rank, entrant.start_no, spreadsheet_text(entrant.name), spreadsheet_text(entrant.team),
             entrant.rating or "",
             format_score(standing.points), *("" if v is None else format_score(v) for v in values), *cells[3:-1],
+            *extra,
         ])  # fmt: skip
     return out.getvalue()
 
 
 def standings_trf(tournament: Tournament, table: list[Standing]) -> str:
+    """TRF-16: a round's column per game when a match's games score each (one per round when scored by match:
+    TRF-16 has no place for a match's games)."""
     return write_trf(tournament, table)
 
 
-ENTRY_RESULTS: Final = {"1-0": "1-0", "0-1": "0-1", "½-½": "½-½", "+/-": "+-", "-/+": "-+", "-/-": "--"}
+def standings_round(table: SectionTable, tournament: Tournament) -> int:
+    """The section's round the tournament is after (its rounds are games when a match's games score each)."""
+    if table.games_per_match > 1 and table.match_scoring != "match":
+        return tournament.rounds // table.games_per_match
+    return tournament.rounds
+
+
+ENTRY_RESULTS: Final = {
+    "1-0": "1-0", "0-1": "0-1", "½-½": "½-½", "+/-": "+-", "-/+": "-+", "-/-": "--", "0-0": "0-0",
+}  # fmt: skip
 """A stored pairing result (TRF's notation) as the results-entry route writes it (28.3)."""
 _KIND_RESULTS: Final = {kinds: ENTRY_RESULTS[stored] for stored, kinds in _PAIRING_RESULTS.items()}
 
@@ -859,7 +977,7 @@ def section_pairings(table: SectionTable) -> list[dict[str, Any]]:
         game = table.games.get(pairing.id)
         white = pairing.white_start_no
         rows.append({
-            "round": pairing.round_no, "board": pairing.board,
+            "round": pairing.round_no, "board": pairing.board, "match_game": pairing.game_no,
             "black": {"start_no": pairing.black_start_no, "name": names.get(pairing.black_start_no, "")},
             "white": None if white is None else {"start_no": white, "name": names.get(white, "")},
             "result": "bye" if white is None else result_text(pairing_results(table, pairing)),
@@ -887,7 +1005,8 @@ def standings_json(table: SectionTable, through: int | None = None) -> dict[str,
         })  # fmt: skip
     return {
         "event": table.event_name, "section": table.slug, "section_name": table.name, "system": table.system,
-        "round": tournament.rounds, "rounds": table.rounds, "complete": complete_rounds(table), "tiebreaks": labels,
+        "round": standings_round(table, tournament), "rounds": table.rounds, "games_per_match": table.games_per_match,
+        "match_scoring": table.match_scoring, "complete": complete_rounds(table), "tiebreaks": labels,
         "rows": rows, "pairings": section_pairings(table),
     }  # fmt: skip
 

@@ -40,6 +40,12 @@ class Settings:
     turn_ttl_s: int = 3600
     analysis_rate: float = 2.0
     """Frames analysed per second and stream."""
+    live_views_max: int = 12
+    """Arbiters' live camera views this process relays at once (each a VP8 re-encode on its event loop; a large view
+    counts 2); beyond them, 429 (proctor.live_views; the cost per view is in docs/video.md)."""
+    live_view_rate: float = 15.0
+    """Frames a second a player's page is asked to send while an arbiter watches it (the analysis keeps its own
+    ``analysis_rate``); back to the analysis' rate when the last viewer leaves."""
     media_dir: str = "media"
     """Where incident snapshots and clips are kept (each file's SHA-256 goes into the audit log)."""
     media_retention_days: float = 90.0

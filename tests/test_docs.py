@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 from engine.adjudication import AdjudicationSettings
@@ -43,3 +44,17 @@ def test_every_service_setting_and_route_is_documented() -> None:
     text = (DOCS / "service.md").read_text(encoding="utf-8")
     assert [f.name for f in dataclasses.fields(Settings) if f"`{f.name.upper()}`" not in text] == []
     assert [r.path for r in ROUTES if r.path.split("{")[0].rstrip("/") not in text] == []
+
+
+def test_every_key_of_the_desk_is_documented_and_said_in_both_languages() -> None:
+    """The desk's keys (dashboard/arbiter.html's KEYS, which its "?" help lists) are each in docs/service.md's Keys
+    paragraph and have their help's words in the Chinese and the English table."""
+    page = (Path(__file__).parent.parent / "dashboard" / "arbiter.html").read_text(encoding="utf-8")
+    keys = re.findall(r'"([^"]+)"', re.search(r"^const KEYS = \[(.*)\];$", page, re.M).group(1))  # type: ignore[union-attr]
+    assert {"/", "j", "k", "Enter", "x", "r", "?", "Escape"} <= set(keys)
+    service = (DOCS / "service.md").read_text(encoding="utf-8")
+    paragraph = service[service.index("- Keys (outside text fields") :].split("\n- ", 1)[0]
+    for key in keys:
+        shown = {"Escape": ["Esc"], "↑ ↓": ["↑", "↓"], "Enter": ["Enter"]}.get(key, [f"`{key}`"])
+        assert all(word in paragraph for word in shown), key
+        assert page.count(f'"keys.{key}":') == 2, key  # in both tables

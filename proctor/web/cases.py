@@ -106,7 +106,8 @@ async def post_bulk_action(request: web.Request) -> web.Response:
 ROUTES: Final = (
     Route(
         "GET", "/api/v1/cases", list_cases,
-        "Cases, most urgent then newest first, paged (arbiters and the review panel)",
+        "Cases, most urgent then newest first, paged (arbiters and the review panel); each summary also in both "
+        "languages (summary_words: {zh, en}), a pending verdict's facts too (verdict.text_words)",
         {"200": "a page: cases, total, remaining, next", "400": "bad filter", "401": "not an arbiter"},
         CASE_FILTERS,
     ),
@@ -118,7 +119,9 @@ ROUTES: Final = (
          "409": "a case already closed"},
     ),
     Route(
-        "GET", "/api/v1/cases/{case}", get_case, "One case with its occurrences and the actions taken",
+        "GET", "/api/v1/cases/{case}", get_case,
+        "One case with its occurrences (each summary also in both languages: summary_words {zh, en}) and the "
+        "actions taken",
         {"200": "the case", "401": "not an arbiter", "404": "unknown case"}, (("case", "path", "the case's id"),),
     ),
     Route(
@@ -127,7 +130,8 @@ ROUTES: Final = (
         "it {action: penalty, offence, player, reason, expect: {penalty, loses_game} as previewed, confirm_loss} "
         "(17, 18, 15.3); a leave request granted {action: grant-leave, minutes 1-60, reason} or refused "
         "{action: refuse, reason} (36.4.1)",
-        {"201": "the action and the case's status (a penalty: its verdict)", "400": "malformed",
+        {"201": "the action and the case's status (a penalty: its verdict; a pending verdict's: what changed in both "
+         "languages, said: {zh, en})", "400": "malformed",
          "401": "not an arbiter", "403": "beyond the arbiter's authority or assignment (16)",
          "404": "unknown case", "409": "the case is closed, the rules refuse it, the ladder moved since the preview, "
          "or a loss of the game not confirmed (confirm_loss)"},

@@ -17,8 +17,9 @@ ARBITER_PAGE = Path(__file__).parent.parent.parent / "dashboard" / "arbiter.html
 
 
 def page_policy(nonce: str) -> str:
-    """The dashboards' Content-Security-Policy: their one script (by nonce), and this server for data, images (the
-    camera thumbnails and evidence stills) and clips; nothing else."""
+    """The dashboards' Content-Security-Policy: their one script (by nonce: a module, whose imports of the shared
+    modules, proctor.web.page_modules, load by the same nonce), and this server for data, images (the camera
+    thumbnails and evidence stills) and clips; nothing else."""
     return (
         f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; connect-src 'self'; "
         "img-src 'self' data:; media-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"

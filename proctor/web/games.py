@@ -9,11 +9,13 @@ from sqlalchemy import select
 from sqlmodel import col
 
 from engine.openings import Player
-from proctor import errors, penalty_preview, review
+from proctor import case_views, errors, penalty_preview, review
 from proctor.context import Context
 from proctor.game_actions import game_action_event
 from proctor.game_views import game_view, public_view
 from proctor.models import Game, Pairing, Platform, Section, Tournament
+from proctor.models import Player as PlayerRow
+from proctor.server_words import event_words
 from proctor.wall_clock import now_ms
 from proctor.web.inputs import context_of, json_body, path_id, text_field
 from proctor.web.openapi import Route
@@ -36,10 +38,28 @@ async def post_game_action(request: web.Request) -> web.Response:
     if game is None:
         raise errors.NotFoundError(f"no game {game_id}")
     make = game_action_event(action, body, who, reason, game.refs)
-    updated = await context.writer.submit(
-        lambda connection, batch: context.service.arbiter_event(connection, batch, game_id, who, make, now_ms())
-    )
-    return web.json_response(game_view(updated, _refs(updated.refs), now_ms()))
+    data, names = _event_facts(body, game.refs), _game_link(context, game_id)[1]
+    said: list[Any] = []
+
+    def act(connection: Any, batch: Any) -> Any:
+        before = context.service.live.game(batch, game_id).state
+        after = context.service.arbiter_event(connection, batch, game_id, who, make, now_ms())
+        said.append(event_words(before, after.state, data, names, by=who.name))
+        return after
+
+    updated = await context.writer.submit(act)
+    # What changed, in both languages ("White (Li): clock 12:30 → 13:00"), beside the game (proctor.server_words).
+    return web.json_response({**game_view(updated, _refs(updated.refs), now_ms()), "said": said[0] if said else None})
+
+
+def _event_facts(body: dict[str, Any], refs: dict[str, Player]) -> dict[str, Any]:
+    """The action's parameters as the stored event names them (the player by seat)."""
+    player = body.get("player")
+    return {
+        "player": refs[player].value if isinstance(player, str) and player in refs else None,
+        "delta_ms": body.get("delta_ms"), "round_wide": bool(body.get("round_wide")),
+        "sealed_move": body.get("sealed_move"),
+    }  # fmt: skip
 
 
 async def post_penalty_preview(request: web.Request) -> web.Response:
@@ -75,7 +95,9 @@ async def get_game(request: web.Request) -> web.Response:
         return web.json_response({**public_view(game, names, now_ms()), **link})
     arbiter(request)
     view = game_view(game, _refs(game.refs), now_ms())
-    view.update(_game_link(context, game_id)[0])
+    link, names = _game_link(context, game_id)
+    view.update(link)
+    view["names"] = _names(context, game.refs, names)
     view["incidents"] = _incidents(context, game_id=game_id)
     return web.json_response(view)
 
@@ -85,7 +107,7 @@ def _game_link(context: Context, game_id: int) -> tuple[dict[str, Any], dict[Pla
     players' names (the first player's and the second's, as the platform gave them)."""
     query = (
         select(col(Tournament.slug), col(Section.slug), col(Pairing.round_no), col(Pairing.board),
-               col(Game.black_name), col(Game.white_name))
+               col(Pairing.game_no), col(Game.black_name), col(Game.white_name))
         .select_from(Game)
         .outerjoin(Pairing, col(Pairing.id) == col(Game.pairing_id))
         .outerjoin(Section, col(Section.id) == col(Pairing.section_id))
@@ -94,16 +116,27 @@ def _game_link(context: Context, game_id: int) -> tuple[dict[str, Any], dict[Pla
     )  # fmt: skip
     with context.engine.connect() as connection:
         row = connection.execute(query).first()
-    event, section, round_no, board, first, second = row if row is not None else (None,) * 6
-    link = {"event": event, "section": section, "round": round_no, "board": board}
+    event, section, round_no, board, match_game, first, second = row if row is not None else (None,) * 7
+    link = {"event": event, "section": section, "round": round_no, "board": board, "match_game": match_game}
     return link, {Player.FIRST: first or "", Player.SECOND: second or ""}
+
+
+def _names(context: Context, refs: dict[str, Player], platform_names: dict[Player, str]) -> dict[str, str]:
+    """The players' names by id, as the cases say them: the event's player list first, else the platform's, else
+    the id (the desk shows names; the ids only as a tooltip)."""
+    with context.engine.connect() as connection:
+        listed = {ref: name for ref, name in connection.execute(
+            select(col(PlayerRow.platform_ref), col(PlayerRow.name)).where(col(PlayerRow.platform_ref).in_(list(refs)))
+        )}  # fmt: skip
+    return {ref: listed.get(ref) or platform_names.get(player) or ref for ref, player in refs.items()}
 
 
 def _incidents(
     context: Context, game_id: int | None = None, kind: str | None = None, limit: int = 500
 ) -> list[dict[str, Any]]:
     with context.engine.connect() as connection:
-        return review.read_incidents(connection, review.IncidentFilter(game=game_id, kind=kind), limit)
+        incidents = review.read_incidents(connection, review.IncidentFilter(game=game_id, kind=kind), limit)
+        return case_views.with_cases(connection, incidents)
 
 
 async def list_games(request: web.Request) -> web.Response:
@@ -124,6 +157,7 @@ async def list_games(request: web.Request) -> web.Response:
             col(Section.slug).label("section"),
             col(Pairing.round_no),
             col(Pairing.board),
+            col(Pairing.game_no),
         )
         .join(
             Platform,
@@ -151,6 +185,7 @@ async def list_games(request: web.Request) -> web.Response:
                 "section": row.section,
                 "round": row.round_no,
                 "board": row.board,
+                "match_game": row.game_no,
                 "result": None
                 if row.reason is None
                 else {"winner": row.winner, "reason": row.reason, "article": row.article},
@@ -176,8 +211,9 @@ ROUTES: Final = (
     Route(
         "POST", "/api/v1/games/{game}/actions", post_game_action,
         "An arbiter's action on a game: pause, resume, adjust, split, suspend, resume-game, confirm-verdict, overrule, "
-        "confirm-result, declare-result, penalty (bearer token; each names who and why)",
-        {"200": "the game after the action", "400": "malformed action", "401": "no or unknown token",
+        "confirm-result, declare-result, penalty (bearer token; each names who and why); the answer says what "
+        "changed in both languages (said: {zh, en})",
+        {"200": "the game after the action, with said", "400": "malformed action", "401": "no or unknown token",
          "403": "beyond the arbiter's authority (16)", "404": "unknown game", "409": "the rules refuse it now"},
         (("game", "path", "the service's game id"),),
     ),

@@ -7,7 +7,7 @@ from typing import Final
 
 from aiohttp import web
 
-from proctor import errors, incident_report, report_rendering, review
+from proctor import case_views, errors, incident_report, report_rendering, review
 from proctor.models import MAX_INTEGER
 from proctor.wall_clock import now_ms
 from proctor.web.downloads import attachment
@@ -36,9 +36,10 @@ PAGING: Final = (
 
 
 async def list_incidents(request: web.Request) -> web.Response:
-    """Incidents carry players' evidence: arbiters and the review panel only.  Newest first, a page at a time: the
-    headers say how many pass the filter (``X-Total-Count``) and where the next page is (``Link: <…>; rel="next"``,
-    absent on the last page), so that a list is never cut short unseen."""
+    """Incidents carry players' evidence: arbiters and the review panel only; each with its case (``case``: id and
+    status, proctor.case_views.with_cases).  Newest first, a page at a time: the headers say how many pass the
+    filter (``X-Total-Count``) and where the next page is (``Link: <…>; rel="next"``, absent on the last page), so
+    that a list is never cut short unseen."""
     arbiter(request)
     context = context_of(request)
     where = review.IncidentFilter.from_query(request.query)
@@ -47,7 +48,8 @@ async def list_incidents(request: web.Request) -> web.Response:
     assert limit is not None
     with context.engine.connect() as connection:
         page = review.incident_page(connection, where, limit, before)
-    response = web.json_response(page.incidents)
+        incidents = case_views.with_cases(connection, page.incidents)
+    response = web.json_response(incidents)
     response.headers["X-Total-Count"] = str(page.total)
     if page.next_before is not None:
         following = request.rel_url.update_query(before=str(page.next_before), limit=str(limit))
@@ -131,7 +133,8 @@ ROUTES: Final = (
     Route(
         "GET", "/api/v1/incidents", list_incidents,
         "Incidents with their arbiter actions and status (arbiters and the review panel), filtered; newest first, a "
-        "page at a time (X-Total-Count: how many pass the filter; Link rel=next: the next page, absent on the last)",
+        "page at a time (X-Total-Count: how many pass the filter; Link rel=next: the next page, absent on the last); "
+        "each summary also in both languages (summary_words: {zh, en})",
         {"200": "the incidents", "400": "bad filter or paging", "401": "not an arbiter", "404": "unknown event"},
         INCIDENT_FILTERS + PAGING,
     ),

@@ -14,6 +14,7 @@ from proctor import camera as camera_module
 from proctor import errors
 from proctor.accounts import token_hash
 from proctor.context import Context
+from proctor.live_views import sender_video
 from proctor.wall_clock import now_ms
 from proctor.web.dashboards import page_policy
 from proctor.web.event_streams import relay
@@ -62,7 +63,8 @@ async def rtc_config(request: web.Request) -> web.Response:
     settings = context.settings
     return web.json_response({
         "iceServers": camera_module.ice_servers(settings, player, time.time()),
-        "video": {"width": 640, "height": 480, "frameRate": 5, "maxBitrate": 300_000},
+        "video": context.camera.video_wanted.get(player, sender_video(settings, watched=False)),
+        "viewRate": settings.live_view_rate,
         "analysisRate": settings.analysis_rate,
     })  # fmt: skip
 
@@ -158,8 +160,9 @@ ROUTES: Final = (
     ),
     Route(
         "GET", "/api/v1/play/{token}/events", play_events,
-        "Server-sent events for the player's page only: the arbiters' messages, prompts, leave grants and approval "
-        "(the first event, state, is what the page should show now); it ends with an `end` event when the token is "
+        "Server-sent events for the player's page only: the arbiters' messages, prompts, leave grants and approval, "
+        "and view-rate (the rate to send while an arbiter watches live, and back) (the first event, state, is what "
+        "the page should show now); it ends with an `end` event when the token is "
         "revoked or expires",
         {"200": "an event stream", "404": "unknown token", "410": "expired token"},
         (("token", "path", "the player's stream token"),),

@@ -62,7 +62,8 @@ ROUTES: Final = (
     Route(
         "GET", "/api/v1/games/{game}/timeline", get_timeline,
         "One game's review timeline: moves with both clocks, clock actions, penalties and verdicts (who, when, why, "
-        "article), incidents and their actions, feed and camera gaps per player as separate series, the result",
+        "article), incidents and their actions, feed and camera gaps per player as separate series, the result; "
+        "each log line's and incident's words also in both languages (text_words, summary_words: {zh, en})",
         {"200": "the timeline", "401": "not an arbiter", "404": "unknown game"},
         (("game", "path", "the service's game id"),),
     ),

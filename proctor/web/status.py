@@ -12,6 +12,7 @@ from aiohttp import web
 from engine.adjudication import AuthorityRefusedError
 from engine.errors import EngineError, IllegalActionError
 from proctor import errors
+from proctor.server_words import refusal_words
 
 log = logging.getLogger("proctor.web")
 
@@ -31,7 +32,9 @@ STATUS: Final[dict[type[errors.ServiceError], int]] = {
 
 
 def error_body(code: str, message: str, **detail: Any) -> dict[str, Any]:
-    return {"error": code, "message": message, **detail}
+    """An error's answer: its code, its message (English, as before) and the message in both languages
+    (``message_words``, proctor.server_words)."""
+    return {"error": code, "message": message, "message_words": refusal_words(code, message), **detail}
 
 
 @web.middleware

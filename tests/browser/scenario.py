@@ -54,6 +54,9 @@ KIND = {"left": "left-area", "extra": "extra-person", "frozen": "camera-frozen",
 WAIT_S = {"virtual": 30.0, "blurred": 30.0}
 """How long after the change each case waits for its incident (20 s unless said): the background checks need a
 window of frames (and these start with the stream, through the encoder's warm-up)."""
+WALK_OUT_S = 1.5
+"""The player walks out of the picture to the side over the last 1.5 s before the room is empty: a player who
+vanishes where they sat went down over the board (video/analysis.py's ``VANISHED_NEAR``), not out of the area."""
 THRESHOLDS = Thresholds(absence_s=3.0, extra_person_s=2.0, frozen_s=3.0, clear_s=2.0)
 ARBITER_TOKEN = "browser-test-arbiter"
 AUTH = {"Authorization": f"Bearer {ARBITER_TOKEN}"}
@@ -83,6 +86,8 @@ def write_y4m(path: Path, script: list[tuple[float, int]], case: str = "") -> No
             second = index / FPS
             people = next(n for until, n in script if second < until)
             sway, gain = round(8 * np.sin(second * 1.7)), 1 + 0.06 * np.sin(second / 2)
+            if case == "left" and WALK_OUT_S > CHANGE_AT["left"] - second > 0:  # seen walking out, to the side
+                sway += round(520 * (1 - (CHANGE_AT["left"] - second) / WALK_OUT_S))
             if case in ("virtual", "blurred"):
                 frame = composed(room, rng, sway, gain, replaced=case == "virtual", blur=12.0 * (case == "blurred"))
                 picture = cv2.cvtColor(frame, cv2.COLOR_BGR2YUV_I420).tobytes()

@@ -6,8 +6,9 @@ section's links as a CSV (downloaded): its rows are the section's players, and a
 page. He issues them again for the printed sheet (names, boards, links, QR codes), re-issues one player's link (the
 old link's page now says it was replaced, 404; the new one opens), and reads it all in English. Then the header's
 search jumps to a board by a Chinese name, by a Latin name and by number, and to a case by its id; "/" focuses the
-search, j and k move through the case queue, Enter opens a case's lines, "?" shows the keys. Screenshots at 1366x768
-and 1920x1080 go to tests/browser/artifacts/.
+search, j and k move through the case queue, Enter opens a case's lines, x selects the current case for the bulk
+dismissal; a case not on the loaded page is asked of the server by its id and shown; "?" shows every key.
+Screenshots at 1366x768 and 1920x1080 go to tests/browser/artifacts/.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from proctor.events import load_event_file
 from proctor.settings import Settings
 from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
-from tests.browser.screenshots import ARTIFACTS
+from tests.browser.screenshots import ARTIFACTS, views
 from tests.browser.test_cases_queue import game
 from tests.browser.test_dashboard import EVENT_EXAMPLE, LI_TOKEN, Served, add_arbiter, log_in, serve
 from tests.browser.test_desk_languages import CJK, leftovers
@@ -97,7 +98,7 @@ async def the_csv_export(page: Page, browser: Browser) -> None:
     assert await states(page) == ["no-link"] * 4
     assert "未发链接" in (await page.text_content(ROWS) or "")
     assert "Asia/Shanghai" in (await page.text_content("#roster-zone") or "")
-    await page.screenshot(path=str(ARTIFACTS / "arbiter-roster-zh.png"))
+    await views(page, "arbiter-roster-zh")
     async with page.expect_download() as info:
         await page.click("#roster-csv")
     download = await info.value
@@ -124,7 +125,7 @@ async def the_printed_sheet_and_a_reissue(page: Page, browser: Browser, served: 
     assert await page.locator(sheet).count() == 4
     assert await page.eval_on_selector_all(f"{sheet} img.qr", "images => images.every(i => i.naturalWidth > 0)")
     links = await page.eval_on_selector_all(f"{sheet} td.link", "cells => cells.map(c => c.textContent)")
-    await page.locator("#roster").screenshot(path=str(ARTIFACTS / "arbiter-roster-sheet-zh.png"))
+    await views(page, "arbiter-roster-sheet-zh", selector="#roster")
     qr = await page.locator(f"{sheet} img.qr").first.screenshot()
     image = cv2.imdecode(np.frombuffer(qr, np.uint8), cv2.IMREAD_COLOR)
     assert image is not None
@@ -167,7 +168,7 @@ async def the_printed_sheet_and_a_reissue(page: Page, browser: Browser, served: 
     assert await page.input_value("#roster-section") == SECTION  # the section chosen before
     chinese = await leftovers(page, CJK)
     assert not chinese, chinese
-    await page.screenshot(path=str(ARTIFACTS / "arbiter-roster-en.png"))
+    await views(page, "arbiter-roster-en")
     await page.click("#roster-close")
 
 
@@ -186,7 +187,7 @@ async def a_camera_comes_and_goes(page: Page, served: Served, token: str) -> Non
         await page.wait_for_selector(f"{row} td.setup[data-approved='true']", timeout=10_000)
         assert "已批准（Li" in (await page.text_content(f"{row} td.setup") or "")
         assert await page.get_attribute("#roster-counts [data-state='connected']", "data-count") == "1"
-        await page.locator("#roster").screenshot(path=str(ARTIFACTS / "arbiter-roster-connected-zh.png"))
+        await views(page, "arbiter-roster-connected-zh", selector="#roster")
     finally:
         await pc.close()
     await page.wait_for_selector(f"{row}[data-state='lost']", timeout=15_000)
@@ -217,14 +218,14 @@ async def found_board(page: Page, game_id: int) -> None:
     assert await page.evaluate("() => document.activeElement.dataset.game") == str(game_id)
 
 
-async def the_search_and_keys(page: Page, boards: dict[str, int], cases: list[int]) -> None:
+async def the_search_and_keys(page: Page, boards: dict[str, int], cases: list[int], closed: int) -> None:
     await page.wait_for_selector("#cases li.case", timeout=5_000)
     await page.keyboard.press("/")
     assert await page.evaluate("() => document.activeElement.id") == "desk-search"
     await search_for(page, "张", "board")  # Zhang Wei plays board 2
     results = await page.eval_on_selector_all("#search-results li", "items => items.map(i => i.dataset.kind)")
     assert "player" in results and "case" in results
-    await page.screenshot(path=str(ARTIFACTS / "arbiter-search-zh.png"))
+    await views(page, "arbiter-search-zh")
     await page.keyboard.press("Enter")
     await found_board(page, boards["b2"])
     await page.keyboard.press("/")
@@ -248,12 +249,46 @@ async def the_search_and_keys(page: Page, boards: dict[str, int], cases: list[in
     await page.keyboard.press("Enter")
     await page.wait_for_selector(f"#cases li.case[data-case='{other}'] .occurrences li", timeout=5_000)
     assert await page.locator("#cases li.case.kbd-current").count() == 1  # kept across the queue's redraw
+    await x_selects_the_current_case(page, other)
+    await a_case_not_on_the_page_is_looked_up(page, closed)
+    await the_keys_help(page)
+
+
+async def x_selects_the_current_case(page: Page, other: int) -> None:
+    """The current case selected for the bulk dismissal, then no longer."""
+    await page.keyboard.press("x")
+    await page.wait_for_selector(f"#cases li.case[data-case='{other}'] input.pick:checked", timeout=3_000)
+    assert await page.is_visible("#cases-bulk") and await page.text_content("#bulk-dismiss") == "驳回所选 1 件"
+    await page.keyboard.press("x")
+    await page.wait_for_selector("#cases-bulk", state="hidden", timeout=3_000)
+    assert not await page.is_checked(f"#cases li.case[data-case='{other}'] input.pick")
+
+
+async def a_case_not_on_the_page_is_looked_up(page: Page, closed: int) -> None:
+    """A case that is not on the loaded page (dismissed: the queue shows the open ones) is asked of the server."""
+    assert await page.locator(f"#cases li.case[data-case='{closed}']").count() == 0
+    await page.keyboard.press("/")
+    await search_for(page, f"#{closed}", "case")
+    assert "到服务器查找此案件" in (await page.text_content("#search-results li[aria-selected=true]") or "")
+    await page.keyboard.press("Enter")
+    found = f"#cases li.case.kbd-current[data-case='{closed}'][data-status='dismissed'][data-found='true']"
+    await page.wait_for_selector(found, timeout=5_000)
+    assert "搜索找到的案件" in (await page.text_content(found) or "")
+    await page.keyboard.press("/")
+    await search_for(page, "#99999", "case")
+    await page.keyboard.press("Enter")
+    await page.wait_for_selector("#cases-answer.refused:text('找不到案件 #99999')", timeout=5_000)
+
+
+async def the_keys_help(page: Page) -> None:
+    """Every key in the help, in the page's language; the search in English."""
     await page.keyboard.press("?")
     await page.wait_for_selector("#keys-help[open]")
     keys = await page.eval_on_selector_all("#keys-rows kbd", "items => items.map(i => i.textContent)")
-    assert keys[:4] == ["/", "j", "k", "Enter"] and "?" in keys
-    assert "下一个案件" in (await page.text_content("#keys-rows") or "")
-    await page.screenshot(path=str(ARTIFACTS / "arbiter-keys-zh.png"))
+    assert keys == ["/", "j", "k", "Enter", "x", "r", "?", "Esc", "↑ ↓"], keys
+    help_text = await page.text_content("#keys-rows") or ""
+    assert "下一个案件" in help_text and "批量驳回" in help_text, help_text
+    await views(page, "arbiter-keys-zh")
     await page.keyboard.press("?")
     await page.wait_for_function("() => !document.getElementById('keys-help').open")
     await page.click("#lang")
@@ -263,7 +298,7 @@ async def the_search_and_keys(page: Page, boards: dict[str, int], cases: list[in
     await page.keyboard.press("/")
     await search_for(page, "Player 4", "board")
     assert await page.get_attribute("#desk-search", "placeholder") == "Find (/)"
-    await page.screenshot(path=str(ARTIFACTS / "arbiter-search-en.png"))
+    await views(page, "arbiter-search-en")
     await page.keyboard.press("Escape")
 
 
@@ -294,6 +329,11 @@ async def test_the_search_jumps_and_the_keys_move_through_the_queue(served: Serv
         "b2": await game(platform, "youth-m-r1-b2", "youth-m-p4", "youth-m-p2", start, ("youth-m-p4", "youth-m-p2")),
     }
     cases = [await case_for(served, boards["b1"], "youth-m-p1"), await case_for(served, boards["b2"], "youth-m-p2")]
+    closed = await case_for(served, boards["b1"], "youth-m-p3")
+    response = await served.http.post(served.base + f"/api/v1/cases/{closed}/actions",
+                                      json={"action": "dismiss", "reason": "a poster on the wall"},
+                                      headers={"Authorization": f"Bearer {LI_TOKEN}"})  # fmt: skip
+    assert response.status == 201
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as playwright:
         browser = await launch(playwright)
@@ -304,7 +344,7 @@ async def test_the_search_jumps_and_the_keys_move_through_the_queue(served: Serv
             await page.goto(served.base + "/arbiter")
             await log_in(page, "Li")
             await page.wait_for_selector(f"article.board[data-game='{boards['b2']}']", timeout=5_000)
-            await the_search_and_keys(page, boards, cases)
+            await the_search_and_keys(page, boards, cases, closed)
             assert errors == []
         finally:
             await browser.close()

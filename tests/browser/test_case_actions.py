@@ -5,7 +5,9 @@ The penalty dialog previews what the ladder gives before anything is written: Wa
 of a player is a warning he may give, and gives it; the second is a violation, which the dialog says he may not give
 and why (16.2), with no way to submit. Li (chief arbiter), in English, sees that 36.4.3 (this event: a loss) loses the
 game: the first click only asks again, the second gives it, and the board's menu then offers nothing that changes a
-finished game. Before that, the menu offers pause but not resume while the clocks run, and says what changed.
+finished game. Before that, the menu offers pause but not resume while the clocks run, and says what changed; of a
+player's camera it offers only what can apply (no prompt without a connected camera, nothing without a stream link,
+no prompt or leave once the game is over) and says why.
 
 A leave request is a case with "grant leave" (minutes) and "refuse" (with a reason) on its card; the player's page
 shows each answer. Screenshots at 1366x768 (the desk's also at 1920x1080) go to tests/browser/artifacts/.
@@ -18,17 +20,15 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, async_playwright
 
-from proctor.database import create_database_engine
-from proctor.events import load_event_file
 from proctor.wall_clock import now_ms
 from tests.browser.chromium import launch
 from tests.browser.screenshots import ARTIFACTS, views
 from tests.browser.test_cases_queue import game
 from tests.browser.test_dashboard import (
-    EVENT_EXAMPLE,
     LI_TOKEN,
     Served,
     detector_incident,
+    load_example_event,
     log_in,
     send,
     served,
@@ -44,10 +44,7 @@ OPEN = "#cases li.case[data-kind='{kind}'][data-status='open']"
 
 
 def load_event(served: Served) -> None:
-    engine = create_database_engine(served.context.settings)
-    with engine.begin() as connection:
-        load_event_file(connection, EVENT_EXAMPLE, now=0)
-    engine.dispose()
+    load_example_event(served.context.settings)
 
 
 async def result(served: Served, name: str) -> Any:
@@ -83,6 +80,44 @@ async def offered(page: Page, game_id: int) -> tuple[list[str], str]:
     return controls, left
 
 
+CAMERA = """() => Object.fromEntries([...document.querySelectorAll('#ctl-menu .actions[data-player]')].map((row) => [
+    row.dataset.player,
+    {camera: row.dataset.camera, offered: [...row.querySelectorAll('button[data-control]')].map(b => b.dataset.control),
+     live: row.querySelectorAll('button[data-live]').length,
+     left: document.querySelector(`#ctl-menu p[data-not-offered][data-player='${row.dataset.player}']`)?.textContent}
+]))"""
+
+
+async def camera_offered(page: Page, game_id: int, asked: dict[str, str]) -> dict[str, Any]:
+    """Each player's camera controls the board's menu offers (once their cameras are asked as ``asked`` says), the
+    live views, and the line that says what is not offered and why."""
+    await page.click(f"[data-game='{game_id}'] button[data-menu]")
+    for player, state in asked.items():
+        row = f"#ctl-menu .actions[data-player='{player}'][data-camera='{state}']"
+        await page.wait_for_selector(row, state="attached", timeout=8_000)
+    offered: dict[str, Any] = await page.evaluate(CAMERA)
+    await page.click("#ctl-close")
+    return offered
+
+
+NAMES = "nodes => nodes.map(n => [n.textContent, n.title])"
+
+
+async def the_board_and_its_menu_name_the_players(page: Page, board: int) -> None:
+    """The board and its menu name the players as the event lists them; their platform ids only as tooltips."""
+    card = f"[data-game='{board}']"
+    shown = [["Male Youth Player 4", "youth-m-p4"], ["Male Youth Player 2", "youth-m-p2"]]
+    assert await page.eval_on_selector_all(f"{card} .players [data-raw=name]", NAMES) == shown
+    assert "youth-m-p" not in await text(page, f"{card} .players")
+    await page.click(f"{card} button[data-menu]")
+    assert await page.eval_on_selector_all("#ctl-menu h3 [data-raw=name]", NAMES) == shown
+    assert "youth-m-p" not in await text(page, "#ctl-menu")
+    await page.click("#ctl-menu button[data-control='adjust']")
+    assert "youth-m-p" not in await text(page, "#ctl-title") + await text(page, "#ctl-player")
+    assert await page.eval_on_selector_all("#ctl-player option", "os => os.map(o => o.title)") == [s[1] for s in shown]
+    await page.click("#ctl-close")
+
+
 async def open_penalty(page: Page, kind: str, penalty: str) -> None:
     await page.click(f"{OPEN.format(kind=kind)} button[data-action=penalty]")
     await page.wait_for_selector(f"{PREVIEW}[data-penalty='{penalty}']", timeout=5_000)
@@ -92,9 +127,17 @@ async def wang_warns_and_may_not_give_a_violation(page: Page, served: Served, bo
     await page.goto(served.base + "/arbiter")
     await log_in(page, "Wang")
     await page.wait_for_selector(f"[data-game='{board}'][data-status='live']", timeout=5_000)
+    await the_board_and_its_menu_name_the_players(page, board)
     controls, left = await offered(page, board)
     assert "pause" in controls and "resume" not in controls and "resume-game" not in controls, controls
     assert "resume" in left.split()
+    # Youth-m-p4 has a stream link but no camera connected: a message and leave, no prompt, no live view; youth-m-p2
+    # has no link: nothing, and the menu says why.
+    cameras = await camera_offered(page, board, {"youth-m-p4": "lost", "youth-m-p2": "none"})
+    assert cameras["youth-m-p4"]["offered"] == ["message", "leave"] and cameras["youth-m-p4"]["live"] == 0, cameras
+    assert cameras["youth-m-p4"]["left"] == "此时不适用（摄像头未连接）：耳部检查、环境检查、转动检查", cameras
+    assert cameras["youth-m-p2"]["offered"] == [] and cameras["youth-m-p2"]["live"] == 0, cameras
+    assert cameras["youth-m-p2"]["left"].startswith("此时不适用（未发摄像头链接）：发送消息、耳部检查"), cameras
     said = await control(page, board, "pause", "棋手网络中断")
     assert said.startswith("计时已停止：黑 ") and "· 白 " in said, said
     controls, _ = await offered(page, board)
@@ -131,7 +174,7 @@ async def wang_warns_and_may_not_give_a_violation(page: Page, served: Served, bo
     assert "本局第 2 次违反第 36.2 条" in preview and "本局此前的处罚：警告（第 36.2 条）" in preview, preview
     assert "你的角色（裁判员）不能给予违规：只有裁判长或副裁判长可以（第 16.2 条）" in preview, preview
     assert await page.is_disabled("#act-submit")
-    await page.locator("#act").screenshot(path=str(ARTIFACTS / "arbiter-penalty-refused.png"))
+    await views(page, "arbiter-penalty-refused", full_page=True)
     await page.click("#act-close")
 
 
@@ -154,7 +197,7 @@ async def li_confirms_a_loss(page: Page, served: Served, board: int) -> None:
     assert "This ends the game: Male Youth Player 4 loses it" in await text(page, "#act-answer")
     assert await text(page, "#act-submit") == "Confirm: loss of the game"
     assert await result(served, "youth-m-r1-b2") is None
-    await page.locator("#act").screenshot(path=str(ARTIFACTS / "arbiter-penalty-confirm-loss-en.png"))
+    await views(page, "arbiter-penalty-confirm-loss-en", full_page=True)
     await page.click("#act-submit")
     await page.wait_for_selector("#act-answer[data-status='201'][data-penalty='loss']", timeout=5_000)
     said = await text(page, "#act-answer")
@@ -167,6 +210,11 @@ async def li_confirms_a_loss(page: Page, served: Served, board: int) -> None:
     controls, left = await offered(page, board)
     assert controls == [], controls  # nothing changes a finished game
     assert {"declare-result", "pause", "resume", "adjust"} <= set(left.split())
+    cameras = await camera_offered(page, board, {"youth-m-p4": "lost", "youth-m-p2": "none"})
+    assert cameras["youth-m-p4"]["offered"] == ["message"], cameras  # no prompt, no leave once the game is over
+    left = cameras["youth-m-p4"]["left"]
+    assert left == "Not offered now (the game is over): Ear check, Room scan, Pan check, Grant leave", left
+    assert cameras["youth-m-p2"]["offered"] == [], cameras
     await views(page, "arbiter-penalised-en")
 
 
@@ -177,6 +225,7 @@ async def test_the_penalty_preview_and_the_confirmation_of_a_loss(served: Served
     await send(served.platform, "move", "youth-m-r1-b2", {"point": "h8"}, now_ms() - 50_000)  # the game under way
     await detector_incident(served, board, "earphones", "36.2", "youth-m-p2", "earphones in view")
     await detector_incident(served, board, "extra-person", "36.4.3", "youth-m-p4", "a second person passes notes")
+    await li(served, "/api/v1/players/youth-m-p4/stream-token", {})  # a link, never opened
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as playwright:
         browser = await launch(playwright)
@@ -257,7 +306,7 @@ async def test_a_leave_request_granted_and_refused_on_its_case_reaches_the_playe
                 "#cases li.case[data-kind='leave-request']", "items => items.map(i => i.dataset.status)"
             )
             assert sorted(statuses) == ["granted", "refused"]
-            await desk.locator("#queue").screenshot(path=str(ARTIFACTS / "arbiter-leave-answered.png"))
+            await views(desk, "arbiter-leave-answered", full_page=True)
             await player.screenshot(path=str(ARTIFACTS / "player-leave-refused.png"))
             assert errors == []
         finally:

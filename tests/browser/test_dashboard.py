@@ -98,6 +98,27 @@ def add_arbiter(settings: Settings, name: str, role: str, token: str) -> None:
     engine.dispose()
 
 
+def load_example_event(settings: Settings) -> None:
+    """The example event (examples/national-youth-2021.toml, its zone Asia/Shanghai) into the database."""
+    engine = create_database_engine(settings)
+    with engine.begin() as connection:
+        load_event_file(connection, EVENT_EXAMPLE, now=0)
+    engine.dispose()
+
+
+@asynccontextmanager
+async def serve_example_event(tmp_path: Path, deadline_grace_ms: int) -> AsyncIterator[Served]:
+    """The real app on a free port, a fresh SQLite file, the platform ``web``, the example event and Li (chief)."""
+    url = f"sqlite:///{tmp_path / 'proctor.db'}"
+    secret = register_platform(url, "web")
+    settings = Settings(database_url=url, media_dir=str(tmp_path / "media"), models_dir=str(tmp_path / "models"),
+                        deadline_grace_ms=deadline_grace_ms)  # fmt: skip
+    load_example_event(settings)
+    add_arbiter(settings, "Li", "chief", LI_TOKEN)
+    async with serve(settings, secret) as served:
+        yield served
+
+
 @pytest.fixture
 async def served(tmp_path: Path) -> AsyncIterator[Served]:
     """The real app on a free port of 127.0.0.1, a fresh SQLite file, the platform ``web`` and two arbiters."""
@@ -256,7 +277,7 @@ async def wang_watches_and_warns(page: Page, served: Served, g1: int, figures: d
     await page.wait_for_selector(f"{card}[data-open='1']", timeout=3_000)
     assert int(await page.evaluate(CHIMES)) > chimes
     item = await page.text_content(case) or ""
-    assert "36.4.2" in item and "g1-w" in item and "区域内有他人" in item
+    assert "36.4.2" in item and "画面中有 2 张脸" in item and "区域内有他人" in item  # the finding in the desk's words
     # The snapshot itself is shown on demand, fetched from the evidence route behind the login (640x480).
     await page.click(f"{case} button[data-evidence]")
     still = f"{case} img.evidence-still"
@@ -418,13 +439,59 @@ async def test_the_arbiters_desk_in_a_real_browser(served: Served) -> None:
     print("dashboard figures:", {name: round(value, 3) for name, value in figures.items()})
 
 
+LONG_SECTION = "Male Youth (under 18), Group A of the National Championships"
+HEADER = """(card) => {
+    const head = card.querySelector('header');
+    const line = parseFloat(getComputedStyle(head).lineHeight);
+    const box = head.getBoundingClientRect();
+    const shown = [...head.children].filter((child) => !child.hidden);
+    const middles = new Set(shown.map((child) => {
+        const r = child.getBoundingClientRect();
+        return Math.round(r.top + r.height / 2);
+    }));
+    const cut = (node) => node.scrollWidth > node.clientWidth;
+    const badge = head.querySelector('.badge'), section = head.querySelector('.section');
+    const number = head.querySelector('.number');
+    return {height: box.height, line, rows: middles.size,
+            wrapped: shown.filter((child) => child.scrollHeight > line + 1).map((child) => child.className),
+            badge: badge.hidden ? null : badge.textContent,
+            badgeCut: cut(badge) || badge.getBoundingClientRect().right > box.right,
+            section: section.textContent, sectionTitle: section.title, sectionCut: cut(section),
+            number: number.textContent, numberCut: cut(number)};
+}"""
+"""A board's header as laid out: its height and line height, how many rows its parts sit on, which of them wrap, and
+what is cut."""
+
+
+async def header_lines(page: Page, card: str) -> dict[str, Any]:
+    """The board's header at each of the desk's sizes: it must be one line at all of them (the same figures)."""
+    seen: list[dict[str, Any]] = []
+    for width, height in ((1366, 768), (1920, 1080)):
+        await page.set_viewport_size({"width": width, "height": height})
+        await page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        header: dict[str, Any] = await page.eval_on_selector(card, HEADER)
+        assert header["height"] == header["line"] and header["rows"] == 1 and header["wrapped"] == [], (width, header)
+        assert not header["badgeCut"] and not header["numberCut"], (width, header)
+        seen.append(header)
+    assert seen[0] == seen[1]
+    await page.set_viewport_size({"width": 1366, "height": 768})
+    return seen[0]
+
+
 @pytest.mark.asyncio
-async def test_an_assigned_arbiter_sees_their_section_by_default_and_all_with_the_switch(served: Served) -> None:
-    """Zhao is assigned youth-m of the loaded event: its board is shown, youth-f's only with "show all"."""
+async def test_an_assigned_arbiter_sees_their_section_by_default_and_all_with_the_switch(
+    served: Served, tmp_path: Path
+) -> None:
+    """Zhao is assigned youth-m of the loaded event: its board is shown, youth-f's only with "show all". The desk
+    shows the sections by name; each board's header is one line at both desk sizes: the section's name (a long one cut
+    with an ellipsis, whole as its tooltip), the round and board, and the badge with the open count, never cut."""
     settings = served.context.settings
+    event = tmp_path / "event.toml"
+    event.write_text(EVENT_EXAMPLE.read_text("utf-8").replace('name = "Male Youth"', f"name = {LONG_SECTION!r}"),
+                     "utf-8")  # fmt: skip
     engine = create_database_engine(settings)
     with engine.begin() as connection:
-        load_event_file(connection, EVENT_EXAMPLE, now=0)
+        load_event_file(connection, event, now=0)
         connection.execute(insert(Arbiter).values(name="Zhao", role="arbiter", token_hash=token_hash("token-zhao"),
                                                   sections=["national-youth-2021/youth-m"]))  # fmt: skip
         set_password(connection, "Zhao", PASSWORD)
@@ -435,6 +502,12 @@ async def test_an_assigned_arbiter_sees_their_section_by_default_and_all_with_th
         data = {"black": {"id": f"{section}-p1"}, "white": {"id": f"{section}-p3"}, "rule": "renju",
                 "opening": "five-move-two", "time_control": "youth-60", "start_at": iso(start)}  # fmt: skip
         ids[section] = (await send(served.platform, "game.created", f"{section}-r1-b1", data, start - 60_000))["game"]
+    for n in range(12):  # a two-digit badge
+        response = await served.http.post(
+            served.base + "/api/v1/incidents", headers={"Authorization": f"Bearer {LI_TOKEN}"},
+            json={"game": ids["youth-m"], "kind": f"note-{n}", "player": "youth-m-p1", "summary": "seen"},
+        )  # fmt: skip
+        assert response.status == 201
     async with async_playwright() as playwright:
         browser = await launch(playwright)
         try:
@@ -447,18 +520,48 @@ async def test_an_assigned_arbiter_sees_their_section_by_default_and_all_with_th
             await page.wait_for_selector(mine, timeout=5_000)
             await page.wait_for_selector(other, state="hidden", timeout=5_000)
             assert await page.is_visible("#show-all")
-            head = await page.text_content(f"{mine} header .section") or ""
-            assert "national-youth-2021/youth-m" in head and "1" in head
+            await page.wait_for_selector(f"{mine}[data-open='12'] header .section:text('Male Youth')", timeout=5_000)
+            header = await header_lines(page, mine)
+            assert header["section"] == LONG_SECTION and header["sectionCut"], header  # cut, whole as the tooltip
+            assert header["sectionTitle"] == f"2021 National Youth Gomoku Championships · {LONG_SECTION}"
+            assert (header["number"], header["badge"]) == ("第1台", "12"), header  # the round in its tooltip
+            assert await page.get_attribute(f"{mine} header .number", "title") == "第1轮 · 第1台"
             await page.check("#show-all")
             await page.wait_for_selector(other, state="visible", timeout=3_000)
-            assert "national-youth-2021/youth-f" in (await page.text_content(f"{other} header .section") or "")
-            options = await page.eval_on_selector_all("#section option", "os => os.map(o => o.value)")
-            assert options == ["", "national-youth-2021/youth-f", "national-youth-2021/youth-m"]
+            header = await header_lines(page, other)
+            assert (header["section"], header["sectionCut"], header["badge"]) == ("Female Youth", False, None), header
+            await page.click("#lang")
+            await page.wait_for_selector(f"{mine} header .number:text('B1')", timeout=3_000)
+            assert (await header_lines(page, mine))["number"] == "B1"
+            assert "national-youth-2021" not in (await page.text_content("#boards") or "")  # names, not slugs
+            options = await page.eval_on_selector_all("#section option", "os => os.map(o => [o.value, o.text])")
+            assert options == [["", "All"], ["national-youth-2021/youth-f", "Female Youth"],
+                               ["national-youth-2021/youth-m", LONG_SECTION]]  # fmt: skip
             await page.select_option("#section", "national-youth-2021/youth-f")
             await page.wait_for_selector(mine, state="hidden", timeout=3_000)
             assert not errors, errors
         finally:
             await browser.close()
+
+
+async def choose_from_the_round_menu(page: Page, action: str) -> None:
+    """The round's action chosen from the top bar's menu: suspend with the mouse (the open menu as a screenshot),
+    resume with the keyboard (↓ on the menu's button opens it at its first item, ↓ again goes to the next, Enter
+    chooses it); the choice closes the menu."""
+    if action == "suspend":
+        await page.click("#round-menu")
+        assert await page.get_attribute("#round-menu", "aria-expanded") == "true"
+        await page.screenshot(path=str(ARTIFACTS / "arbiter-round-menu.png"),
+                              clip={"x": 0, "y": 0, "width": 1366, "height": 160})  # fmt: skip
+        await page.click("#round-suspend")
+    else:
+        await page.focus("#round-menu")
+        await page.keyboard.press("ArrowDown")
+        await page.keyboard.press("ArrowDown")
+        assert await page.evaluate("() => document.activeElement.id") == "round-resume"
+        await page.keyboard.press("Enter")
+    assert await page.is_hidden("#round-items")
+    assert await page.get_attribute("#round-menu", "aria-expanded") == "false"
 
 
 @pytest.mark.asyncio
@@ -493,7 +596,7 @@ async def test_the_round_is_suspended_and_resumed_from_the_header(served: Served
             await page.goto(served.base + "/arbiter")
             await log_in(page, "Zhao")
             await page.wait_for_selector(f"[data-game='{ids['youth-m']}'][data-status='live']", timeout=5_000)
-            await page.click("#round-suspend")
+            await choose_from_the_round_menu(page, "suspend")
             assert "1" in (await page.text_content("#round-dlg-about") or "")
             await page.click("#round-submit")  # no reason: refused by the page
             assert await page.get_attribute("#round-answer", "class") == "refused"
@@ -509,7 +612,7 @@ async def test_the_round_is_suspended_and_resumed_from_the_header(served: Served
                 kinds[section] = [e["text"] for e in timeline["events"] if e.get("kind") == "suspended"]
             assert kinds == {"youth-m": ["the round is suspended: position and clocks sealed"], "youth-f": []}
             await page.click("#round-close")
-            await page.click("#round-resume")
+            await choose_from_the_round_menu(page, "resume")
             await page.fill("#round-reason", "the platform is back")
             await page.click("#round-submit")
             await page.wait_for_selector("#round-answer[data-status='ok'][data-done='1']", timeout=5_000)

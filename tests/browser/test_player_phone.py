@@ -21,11 +21,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.async_api import Page, ViewportSize, async_playwright
 
-from proctor.database import create_database_engine
-from proctor.events import load_event_file
 from tests.browser.chromium import launch
 from tests.browser.screenshots import ARTIFACTS
-from tests.browser.test_dashboard import EVENT_EXAMPLE, LI_TOKEN, Served, served
+from tests.browser.test_dashboard import LI_TOKEN, Served, load_example_event, served
 from tests.browser.test_desk_languages import CJK, leftovers
 
 __all__ = ["served"]  # the fixture, imported from the arbiters' dashboard test
@@ -90,10 +88,7 @@ async def ask_refused_then_granted(page: Page, served: Served) -> str:
 
 
 async def test_the_player_page_in_chinese_on_a_phone(served: Served) -> None:
-    engine = create_database_engine(served.context.settings)
-    with engine.begin() as connection:
-        load_event_file(connection, EVENT_EXAMPLE, now=0)
-    engine.dispose()
+    load_example_event(served.context.settings)
     link = (await li(served, "/api/v1/players/youth-f-p2/stream-token", {}))["url"]
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as playwright:

@@ -107,6 +107,11 @@ async def check_the_timeline(page: Page) -> None:
     incident = await page.text_content(f"{rows}[data-type=incident]:has-text('36.4.2')") or ""
     assert "区域内有他人" in incident and "<b>behind</b>" in incident, incident  # escaped, not markup
     assert await page.locator("#timeline b").count() == 0
+    # The server's words in the page's language (proctor.server_words): a log line with its player, a camera finding.
+    gone = await page.text_content(f"{rows}[data-kind=disconnected] td.detail") or ""
+    assert gone.startswith("白方（") and gone.endswith("与平台断开连接，计时继续"), gone
+    found = await page.locator(f"{rows}[data-type=incident]").all_text_contents()
+    assert any("摄像头无画面" in text for text in found) and not any("no picture" in text for text in found), found
     penalties = await page.locator(f"{rows}[data-type=penalty]").all_text_contents()
     assert len(penalties) == 3 and all("36.4.2" in text and "Li (裁判长)" in text for text in penalties), penalties
     assert "36.4.2, 15.2" in penalties[-1]

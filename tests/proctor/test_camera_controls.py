@@ -152,7 +152,8 @@ async def test_a_message_reaches_its_players_page_and_no_other(platform: Platfor
     page, state = await open_page(platform, token)
     other, _ = await open_page(platform, await issue(platform, "m-2"))
     assert {k: v for k, v in state.items() if k != "player"} == {
-        "request": None, "leave_until": None, "approval": None, "messages": [], "prompt": None}  # fmt: skip
+        "request": None, "leave_until": None, "approval": None, "messages": [], "prompt": None,
+        "video": {"width": 640, "height": 480, "frameRate": 5, "maxBitrate": 300_000, "watched": False}}  # fmt: skip
     response = await platform.client.post("/api/v1/players/m-1/camera/messages", headers=ARBITER,
                                           json={"text": "Please keep your hands in view"})  # fmt: skip
     assert response.status == 201

@@ -147,6 +147,32 @@ async def test_a_dismissed_case_that_happens_again_opens_a_new_case_that_re_aler
     assert (await get(platform, "/api/v1/cases?status=open"))["total"] == 1
 
 
+async def test_an_incident_carries_its_case_and_a_closed_case_s_incidents_are_no_longer_open_on_the_desk(
+    platform: Platformer, settings: Settings
+) -> None:
+    """The desk's board badge counts the open incidents of a game: those of a closed case no longer count, though
+    their own status (their last action: none, or a detector's note) does not change when the case closes."""
+    arbiters(settings)
+    game = await started(platform, "youth-m-r1-b1", "youth-m-p1", "youth-m-p3")
+    first = await finding(platform, game, "youth-m-p1", now_ms() - 60_000)
+    second = await finding(platform, game, "youth-m-p1", now_ms() - 30_000)
+    await ended(platform, second, 3)
+    (case,) = (await get(platform, "/api/v1/cases"))["cases"]
+    listed = await get(platform, f"/api/v1/incidents?game={game}")
+    assert {i["id"]: i["case"] for i in listed} == {
+        first: {"id": case["id"], "status": "open"}, second: {"id": case["id"], "status": "open"}}  # fmt: skip
+    assert (await act(platform, case["id"], {"action": "confirm", "reason": "seen on the room camera"}))[0] == 201
+    listed = await get(platform, f"/api/v1/incidents?game={game}")
+    assert {i["id"]: (i["status"], i["case"]["status"]) for i in listed} == {
+        first: ("open", "confirmed"), second: ("note", "confirmed")}  # fmt: skip
+    view = await get(platform, "/api/v1/platforms/tourney/games/youth-m-r1-b1")
+    assert {i["id"]: i["case"]["status"] for i in view["incidents"]} == {first: "confirmed", second: "confirmed"}
+    # A finding after the case was closed opens a new case: its incident is open again.
+    again = await finding(platform, game, "youth-m-p1", now_ms())
+    listed = await get(platform, f"/api/v1/incidents?game={game}&status=open")
+    assert {i["id"]: i["case"]["status"] for i in listed} == {first: "confirmed", again: "open"}
+
+
 async def test_a_case_re_alerts_when_its_total_duration_crosses_a_step(
     platform: Platformer, settings: Settings
 ) -> None:
@@ -306,7 +332,9 @@ async def test_a_pending_verdict_is_a_case_at_the_top_and_escalates_to_the_chief
     status, answer = await act(platform, case["id"], {"action": "overrule", "add_ms": 0}, WANG)
     assert (status, answer["article"]) == (403, "22.1"), answer
     status, answer = await act(platform, case["id"], {"action": "confirm", "reason": "absent, no message"}, WANG)
+    said = answer.pop("said")  # what changed, in both languages (proctor.server_words)
     assert (status, answer) == (201, {"case": case["id"], "action": "confirm", "status": "confirmed", "game": game})
+    assert said == {"zh": "裁决：未到场，黑方胜", "en": "verdict: no-show, Black wins"}
     view = await get(platform, "/api/v1/platforms/tourney/games/youth-m-r1-b1", panel)
     assert view["result"]["reason"] == "no-show" and view["result"]["winner"] == "black"
     full = await get(platform, f"/api/v1/cases/{case['id']}")
@@ -327,6 +355,40 @@ async def test_a_pending_verdict_overruled_on_the_board_closes_its_case(
     case = await get(platform, f"/api/v1/cases/{case['id']}")
     assert case["status"] == "overruled" and [a["by"] for a in case["actions"]] == ["Chen-deputy-chief"]
     assert (await get(platform, "/api/v1/cases?status=open"))["total"] == 0
+
+
+async def test_a_pending_time_forfeit_overruled_on_its_case_gives_the_time_and_says_the_clock(
+    platform: Platformer, settings: Settings
+) -> None:
+    """Black's flag falls in a one-second game of the example event (``confirm_time_verdicts``): the time forfeit
+    waits as a case. Wang (an arbiter) may not overrule it (22.1); Chen (deputy chief) overrules it with a minute
+    added: play resumes with Black's clock running from 1:00, and the answer says so in both languages."""
+    arbiters(settings)
+    start = now_ms() - 3_000
+    one_second = {"initial_s": 1, "increment_s": 0}
+    data = {"black": {"id": "youth-m-p1"}, "white": {"id": "youth-m-p3"}, "rule": "renju", "opening": "five-move-two",
+            "time_control": one_second, "start_at": iso(start)}  # fmt: skip
+    status, created = await platform.send("game.created", "youth-m-r1-b1", data, at=start - 60_000)
+    assert status == 200, created
+    for player in ("youth-m-p1", "youth-m-p3"):
+        await platform.send("player.joined", "youth-m-r1-b1", {"player": player}, at=start - 30_000)
+    case = await pending_case(platform)
+    assert (case["verdict"]["termination"], case["verdict"]["winner"]) == ("time-forfeit", "white"), case
+    status, answer = await act(platform, case["id"], {"action": "overrule", "add_ms": 60_000}, WANG)
+    assert (status, answer["article"]) == (403, "22.1"), answer
+    status, answer = await act(platform, case["id"], {"action": "overrule", "add_ms": 60_000, "reason": "lag"}, CHEN)
+    assert status == 201, answer
+    assert (answer["action"], answer["status"], answer["game"]) == ("overrule", "overruled", int(created["game"]))
+    assert answer["said"] == {
+        "zh": "裁决被推翻：超时，白方胜；对局继续；黑方（Male Youth Player 1）：时钟 0:00 → 1:00（增加 1 分 0 秒）",
+        "en": "verdict overruled: time forfeit, White wins; play on; "
+        "Black (Male Youth Player 1): clock 0:00 → 1:00 (1 min 0 s added)",
+    }, answer["said"]
+    view = await get(platform, "/api/v1/platforms/tourney/games/youth-m-r1-b1")
+    assert (view["status"], view["result"], view["pending_verdict"]) == ("live", None, None), view
+    assert view["running"] == ["youth-m-p1"]  # Black's clock runs again, from the minute given
+    assert 50_000 < view["clocks"]["youth-m-p1"]["remaining_ms"] <= 60_000, view["clocks"]
+    assert (await get(platform, f"/api/v1/cases/{case['id']}"))["status"] == "overruled"
 
 
 async def test_paging_drops_no_case(platform: Platformer, settings: Settings) -> None:

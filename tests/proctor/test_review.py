@@ -612,7 +612,7 @@ async def test_the_psq_of_a_swap2_game_keeps_its_opening(platform: Platformer, s
     assert psq.actions == rif.actions and (psq.black, psq.white) == (rif.black, rif.white) == ("Li Na", "王小明")
 
 
-def test_the_report_pairs_each_file_of_an_incident_with_its_own_hash() -> None:
+async def test_the_report_pairs_each_file_of_an_incident_with_its_own_hash() -> None:
     """A scheduled ear check's incident holds four stills and crops and a clip, each with its SHA-256 (36.2)."""
     one = {"evidence": {"media": ["a.jpg"], "sha256": "h-a"}, "actions": []}
     added = {"action": "evidence", "verdict": {"evidence": {"media": ["x.webm"], "sha256": "hx"}}}

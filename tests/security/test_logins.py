@@ -126,6 +126,9 @@ async def test_a_login_flood_is_refused_beyond_the_password_pool(settings: Setti
 
 @pytest.mark.parametrize("page", ["arbiter.html", "review.html"])
 def test_the_login_pages_say_the_tries_left_in_both_languages(page: str) -> None:
-    text = (Path(__file__).parent.parent.parent / "dashboard" / page).read_text(encoding="utf-8")
+    dashboard = Path(__file__).parent.parent.parent / "dashboard"
+    text = (dashboard / page).read_text(encoding="utf-8")
+    assert 'from "/assets/session.js"' in text and "SESSION_WORDS" in text  # the login's words, shared by both
+    words = (dashboard / "js" / "session.js").read_text(encoding="utf-8")
     for key, chinese in [("login.tries-left", "还可再试"), ("login.slowed", "秒后再试"), ("login.busy", "同时登录")]:
-        assert text.count(f'"{key}": ') == 2 and chinese in text, key
+        assert words.count(f'"{key}": ') == 2 and chinese in words, key

@@ -61,5 +61,5 @@ async def test_the_player_page_has_the_dashboards_policy(platform: Platformer, s
     policy = page.headers["Content-Security-Policy"]
     assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
     nonce = policy.split("'nonce-", 1)[1].split("'", 1)[0]
-    assert f'<script nonce="{nonce}">' in await page.text()
+    assert f'<script type="module" nonce="{nonce}">' in await page.text()
     assert page.headers["Cache-Control"] == "no-store"
