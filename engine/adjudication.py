@@ -222,6 +222,18 @@ class ResultDeclared(ArbiterAction):
     both_lose: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Revised:
+    """A platform's event stamped before a deadline that was already applied, delivered late (platforms retry for
+    minutes): the game ruled again from its start on ``events``, the late event in its place by its stamp and the
+    deadlines after it left to fire again if they still fall.  The game's log keeps what was ruled before, then says
+    what the revision changed (``cause``: which delivery, stamped when), then what the revised game ruled since."""
+
+    at: int
+    events: tuple[Event, ...]
+    cause: str
+
+
 Event = (
     PlayerJoined
     | PlayerDisconnected
@@ -243,6 +255,7 @@ Event = (
     | PenaltyImposed
     | ResultConfirmed
     | ResultDeclared
+    | Revised
 )
 
 #: Who may take each arbiter action.
@@ -976,6 +989,22 @@ def _on_result_declared(state: Adjudication, event: ResultDeclared) -> Adjudicat
     )
 
 
+def _on_revised(state: Adjudication, event: Revised) -> Adjudication:
+    if any(e.at > event.at for e in event.events):
+        raise AdjudicationError("a revision replays events up to its own time, not after it")
+    revised = replay(state.settings, event.events)._fire_deadlines(event.at)
+    common = 0
+    while common < min(len(state.log), len(revised.log)) and state.log[common] == revised.log[common]:
+        common += 1
+    before = state.pending_verdict or state.outcome
+    after = revised.pending_verdict or revised.outcome
+    withdrawn = f"the verdict ({_describe(before)}) is withdrawn" if before is not None else "the game is ruled again"
+    now = f"; now {_describe(after)}" if after is not None else "; the game goes on"
+    article = before.article if before is not None else (after.article if after is not None else "")
+    entry = LogEntry(event.at, "revision", f"{event.cause}: {withdrawn}{now}", article, "", event.cause)
+    return evolve(revised, log=(*state.log, entry, *revised.log[common:]))
+
+
 _HANDLERS: Final[dict[type, Any]] = {
     PlayerJoined: _on_joined,
     PlayerReconnected: _on_joined,
@@ -997,6 +1026,7 @@ _HANDLERS: Final[dict[type, Any]] = {
     PenaltyImposed: _on_penalty,
     ResultConfirmed: _on_result_confirmed,
     ResultDeclared: _on_result_declared,
+    Revised: _on_revised,
 }
 
 

@@ -33,6 +33,7 @@ EVENT_TYPES: Final[dict[str, type]] = {
         adj.PenaltyImposed,
         adj.ResultConfirmed,
         adj.ResultDeclared,
+        adj.Revised,
     )
 }
 
@@ -48,6 +49,9 @@ def _encode(value: Any) -> Any:
 
 
 def event_to_dict(event: adj.Event) -> dict[str, Any]:
+    if isinstance(event, adj.Revised):
+        return {"type": "Revised", "at": event.at, "events": [event_to_dict(e) for e in event.events],
+                "cause": event.cause}  # fmt: skip
     data = {field.name: _encode(getattr(event, field.name)) for field in dataclasses.fields(event)}
     return {"type": type(event).__name__, **data}
 
@@ -65,6 +69,8 @@ def event_from_dict(data: dict[str, Any]) -> adj.Event:
             values[field.name] = Role(raw)
         elif field.name in ("action", "sealed_move"):
             values[field.name] = None if raw is None else parse_action(raw)
+        elif field.name == "events":
+            values[field.name] = tuple(event_from_dict(item) for item in raw)
         elif field.name == "evidence":
             values[field.name] = tuple(raw)
         else:

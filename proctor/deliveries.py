@@ -22,7 +22,7 @@ from engine.errors import EngineError
 from engine.game import GameSettings
 from engine.openings import Player
 from engine.penalties import Ladder, PenaltyPolicy
-from proctor import feed
+from proctor import feed, revisions
 from proctor.audit import AuditChain
 from proctor.errors import BadRequestError, ConflictError, NotFoundError, OverloadedError, UnauthorizedError
 from proctor.incidents import Incidents
@@ -30,6 +30,7 @@ from proctor.live_games import Held, LiveGame, LiveGames
 from proctor.models import Platform, PlatformSecret
 from proctor.pairing_links import find_pairing
 from proctor.seen import SeenFilter
+from proctor.server_words import outcome_facts
 from proctor.settings import Settings
 from proctor.staging import FEED_TABLE, Batch, Notice, RawJson, Staging
 
@@ -161,14 +162,14 @@ class Deliveries:
             batch.games[game.id] = replace(game, held=held, gap_since_ms=gap_since)
             return DeliveryResult("held", game.id, detail=f"waiting for seq {game.last_seq + 1}")
         incidents: list[int] = []
-        status = self._apply_feed(connection, batch, game, delivery_id, message, incidents)
+        status = self._apply_feed(connection, batch, game, delivery_id, message, incidents, received)
         game = self.live.game(batch, game_id)
         while game.last_seq + 1 in game.held:  # the gap has filled: apply what was held, in order
             held = dict(game.held)
             item = held.pop(game.last_seq + 1)
             batch.games[game.id] = replace(game, held=held)
             self._apply_feed(
-                connection, batch, self.live.game(batch, game_id), item.delivery_id, item.message, incidents
+                connection, batch, self.live.game(batch, game_id), item.delivery_id, item.message, incidents, received
             )
             game = self.live.game(batch, game_id)
         if not game.held and game.gap_since_ms is not None:
@@ -301,6 +302,7 @@ class Deliveries:
         delivery_id: int,
         message: feed.FeedMessage,
         incidents: list[int],
+        received: int,
     ) -> str:
         state = game.state
         status = "applied"
@@ -308,6 +310,10 @@ class Deliveries:
             incidents.extend(self._compare_claim(connection, batch, game, message))
             batch.games[game.id] = replace(game, last_seq=message.seq)
             return "recorded"
+        if message.at_ms < state.now and (state.is_over or state.pending_verdict is not None):
+            late = self._late(connection, batch, game, delivery_id, message, incidents, received)
+            if late is not None:
+                return late
         at = max(message.at_ms, state.now)
         event = feed.to_engine_event(message, at, game.refs)
         try:
@@ -334,6 +340,51 @@ class Deliveries:
         if message.type == "move" and "clock_ms" in message.data:
             incidents.extend(self._compare_clock(connection, batch, game, state, message))
         return status
+
+    def _late(
+        self,
+        connection: Connection,
+        batch: Batch,
+        game: LiveGame,
+        delivery_id: int,
+        message: feed.FeedMessage,
+        incidents: list[int],
+        received: int,
+    ) -> str | None:
+        """A delivery stamped before the game's verdict (proctor.revisions): put in its place, or left to the
+        arbiter with an incident; None when it changes nothing (it is then applied, or refused, as any other)."""
+        late = feed.to_engine_event(message, message.at_ms, game.refs)
+        cause = f"a late {message.type} (seq {message.seq})"
+        stored = self.live.stored_events(connection, batch, game.id)
+        window_ms = self.settings.late_delivery_window_s * 1000
+        decided = revisions.plan(game.state, stored, late, cause, window_ms, received)
+        if decided is None:
+            return None
+        evidence = {"seq": message.seq, "type": message.type, "stamped_ms": message.at_ms,
+                    "early_ms": decided.early_ms, "withdrawn": outcome_facts(decided.verdict)}  # fmt: skip
+        if isinstance(decided, revisions.LeftToArbiter):
+            evidence |= {"why": decided.why, "window_ms": window_ms}
+            summary = (f"a late {message.type} (seq {message.seq}) was stamped {decided.early_ms} ms before the "
+                       f"verdict; not put in its place ({decided.why}): the arbiter decides")  # fmt: skip
+            incidents.append(self.incidents.incident(
+                batch, game, "late-delivery", summary, source="feed", article=decided.verdict.article,
+                evidence=evidence, at=received,
+            ))  # fmt: skip
+            batch.games[game.id] = replace(game, last_seq=message.seq)
+            return "refused"
+        game = self.live.record(batch, game, "revision", delivery_id, decided.event, decided.after)
+        batch.games[game.id] = replace(game, last_seq=message.seq)
+        now = decided.after.pending_verdict or decided.after.outcome
+        evidence["now"] = outcome_facts(now)
+        summary = (
+            f"a late {message.type} (seq {message.seq}), stamped {decided.early_ms} ms before the verdict, was "
+            f"put in its place: the verdict is withdrawn" + (f"; now {now.termination.value}" if now else "")
+        )
+        incidents.append(self.incidents.incident(
+            batch, self.live.game(batch, game.id), "verdict-revised", summary, source="feed",
+            article=decided.verdict.article, evidence=evidence, at=received,
+        ))  # fmt: skip
+        return "revised"
 
     def _refusal_summary(self, game: LiveGame, message: feed.FeedMessage, error: AdjudicationError) -> str:
         if game.state.is_over:

@@ -120,6 +120,17 @@ class LiveGames:
         """The game as this batch has it (staged), else as committed."""
         return batch.games.get(game_id) or self.games[game_id]
 
+    def stored_events(self, connection: Connection, batch: Batch, game_id: int) -> list[adj.Event]:
+        """The game's whole event log, committed and staged, in order."""
+        rows = connection.execute(
+            select(col(GameEvent.event)).where(col(GameEvent.game_id) == game_id).order_by(col(GameEvent.position))
+        ).scalars()
+        staged = sorted(
+            (row for row in batch.rows.get("game_event", []) if row["game_id"] == game_id),
+            key=lambda row: int(row["position"]),
+        )
+        return [event_from_dict(data) for data in rows] + [event_from_dict(row["event"]) for row in staged]
+
     def knows(self, batch: Batch, game_id: int) -> bool:
         return game_id in self.games or game_id in batch.games
 
@@ -140,7 +151,7 @@ class LiveGames:
         })  # fmt: skip
         new_entries = after.log[len(game.state.log) :]
         for entry in new_entries:
-            if entry.kind in ("verdict", "verdict-pending", "penalty", "disciplinary-loss", "both-lose"):
+            if entry.kind in ("verdict", "verdict-pending", "penalty", "disciplinary-loss", "both-lose", "revision"):
                 self.audit_chain.append(
                     batch,
                     entry.at,

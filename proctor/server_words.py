@@ -111,6 +111,15 @@ SAID: Final[Mapping[str, Mapping[str, str]]] = {
         "line.result-confirmed": "结果已确认：{verdict}",
         "line.result-declared": "裁判宣布结果：{verdict}",
         "line.other": "对局记录（{kind}）",
+        "late-delivery": "迟到的{what}（序号 {seq}，时间戳早于裁定 {d}）未按其时间补入：{why}；请裁判决定",
+        "late-delivery.acted": "此后裁判已处理过本局",
+        "late-delivery.window": "裁定已超过 {d}",
+        "late-delivery.replay": "补入后对局无法按规则重演",
+        "verdict-revised": "迟到的{what}（序号 {seq}，时间戳早于裁定 {d}）已按其时间补入：原裁定（{old}）撤销；{now}",
+        "line.revision": "迟到的平台消息已按其时间戳补入，对局重新裁定：原裁定（{old}）撤销；{now}",
+        "line.revision.bare": "迟到的平台消息已按其时间戳补入，对局重新裁定",
+        "revision.now": "现为{verdict}",
+        "revision.goes-on": "对局继续",
         "line.time-adjusted.bare": "裁判调整了用时", "line.shared-time-split.bare": "共用时间已平分，各自包干",
         "line.penalty.bare": "判罚",
         "verdict": "{reason}，{result}",
@@ -209,6 +218,18 @@ SAID: Final[Mapping[str, Mapping[str, str]]] = {
         "line.result-confirmed": "result confirmed: {verdict}",
         "line.result-declared": "result declared by the arbiter: {verdict}",
         "line.other": "game record ({kind})",
+        "late-delivery": "a late {what} (seq {seq}, stamped {d} before the verdict) was not put in its place: {why}; "
+        "the arbiter decides",
+        "late-delivery.acted": "an arbiter has acted on the game since",
+        "late-delivery.window": "the verdict is more than {d} old",
+        "late-delivery.replay": "the game does not replay under the rules with it",
+        "verdict-revised": "a late {what} (seq {seq}, stamped {d} before the verdict) was put in its place: the "
+        "verdict ({old}) is withdrawn; {now}",
+        "line.revision": "a late delivery was put in its place by its stamp and the game ruled again: the verdict "
+        "({old}) is withdrawn; {now}",
+        "line.revision.bare": "a late delivery was put in its place by its stamp and the game ruled again",
+        "revision.now": "now {verdict}",
+        "revision.goes-on": "the game goes on",
         "line.time-adjusted.bare": "the arbiter adjusted a clock", "line.shared-time-split.bare": "shared time split, "
         "sudden death", "line.penalty.bare": "penalty",
         "verdict": "{reason}, {result}",
@@ -228,7 +249,7 @@ PROMPT_KINDS: Final = frozenset({"ear-check", "room-scan", "pan-check"})
 """The kinds a camera prompt raises: their summary is the service's words, not the prompting arbiter's."""
 SERVICE_KINDS: Final = frozenset(
     {"feed-gap", "clock-mismatch", "platform-disagreement", "result-mismatch", "pairing-mismatch",
-     "second-connection", "leave-request", "arbiter-call", "verdict-pending"}
+     "second-connection", "leave-request", "arbiter-call", "verdict-pending", "late-delivery", "verdict-revised"}
 )  # fmt: skip
 """The other kinds the service itself raises, each said from its facts."""
 KINDS: Final = CAMERA_KINDS | PROMPT_KINDS | SERVICE_KINDS
@@ -237,7 +258,7 @@ LINE_KINDS: Final = frozenset(
     {"start", "arrival", "reconnected", "disconnected", "feed-anomaly", "draw-offered", "draw-declined",
      "clock-paused", "clock-resumed", "time-adjusted", "shared-time-split", "suspended", "resumed",
      "verdict-pending", "verdict", "verdict-overruled", "penalty", "disciplinary-loss", "result-confirmed",
-     "result-declared", "both-lose"}
+     "result-declared", "both-lose", "revision"}
 )  # fmt: skip
 """Every kind of line the engine writes in a game's log (a test finds them in engine/adjudication.py)."""
 
@@ -425,7 +446,22 @@ def _incident_text(w: Speech, facts: IncidentFacts, names: Mapping[str, str]) ->
         return w.say("verdict-pending", reason=w.kind(kind), article=article)
     if kind == "second-connection":
         return w.say("second-connection")
+    if kind in ("late-delivery", "verdict-revised") and evidence.get("seq") is not None:
+        return _late_text(w, kind, evidence)
     return w.kind(kind)
+
+
+def _late_text(w: Speech, kind: str, evidence: Mapping[str, Any]) -> str:
+    """A delivery stamped before the verdict (proctor.revisions): put in its place, or left to the arbiter."""
+    kind_of = str(evidence.get("type") or "")
+    what = w.say(f"feed.{kind_of}") if w.has_said(f"feed.{kind_of}") else w.say("feed.other", type=kind_of)
+    values = {"what": what, "seq": evidence["seq"], "d": w.duration(int(evidence.get("early_ms") or 0))}
+    if kind == "late-delivery":
+        why = str(evidence.get("why") or "")
+        reason = w.say(f"late-delivery.{why}", d=w.duration(int(evidence.get("window_ms") or 0)))
+        return w.say("late-delivery", why=reason, **values)
+    old, now = _outcome(w, evidence.get("withdrawn")), _revised_to(w, evidence.get("now"))
+    return w.say("verdict-revised", old=old, now=now, **values)
 
 
 def _result_word(w: Speech, result: Any) -> str:
@@ -522,6 +558,8 @@ class LineFacts:
     sealed: bool = False
     given: Sequence[tuple[Seat, int, int]] = ()
     """The time an overruled verdict gave (14.8): each player whose clock it set going again, before and after (ms)."""
+    withdrawn: Mapping[str, Any] | None = None
+    """The verdict a revision withdrew (``outcome``: the one it gave, if any)."""
 
 
 _LATE: Final = re.compile(r", (\d+) ms late")
@@ -540,6 +578,10 @@ def _outcome(w: Speech, outcome: Mapping[str, Any] | None) -> str:
         return w("unknown")
     winner = "double-loss" if outcome.get("double_loss") else outcome.get("winner") or "draw"
     return w.say("verdict", reason=w.label("reason", str(outcome.get("reason", ""))), result=w.label("result", winner))
+
+
+def _revised_to(w: Speech, outcome: Mapping[str, Any] | None) -> str:
+    return w.say("revision.now", verdict=_outcome(w, outcome)) if outcome else w.say("revision.goes-on")
 
 
 def _clocks(w: Speech, clocks: Sequence[tuple[Seat, int]]) -> str:
@@ -571,6 +613,8 @@ def line_text(w: Speech, line: LineFacts) -> str:
         "both players" in line.text
     ):  # fmt: skip
         return w.say("line.verdict-pending.both")
+    if kind == "revision" and line.withdrawn is not None:
+        return w.say("line.revision", old=_outcome(w, line.withdrawn), now=_revised_to(w, line.outcome))
     if kind == "verdict-overruled":
         text = w.say("line.verdict-overruled", verdict=_outcome(w, line.outcome))
         for seat, before, after in line.given:
@@ -610,7 +654,7 @@ _SEATS: Final = (Player.FIRST, Player.SECOND)
 _ABOUT_THE_MOVER: Final = frozenset({"feed-anomaly", "draw-declined"})
 
 
-def _outcome_facts(outcome: Outcome | None) -> dict[str, Any] | None:
+def outcome_facts(outcome: Outcome | None) -> dict[str, Any] | None:
     if outcome is None:
         return None
     return {"reason": outcome.termination.value, "winner": outcome.winner.value if outcome.winner else None,
@@ -636,6 +680,10 @@ def line_facts(
     outcome = after.pending_verdict if kind == "verdict-pending" else after.outcome
     if kind == "verdict-overruled":
         outcome = before.pending_verdict or before.outcome
+    withdrawn = None
+    if kind == "revision":
+        outcome = after.pending_verdict or after.outcome
+        withdrawn = outcome_facts(before.pending_verdict or before.outcome)
     penalty = None
     if kind == "penalty" and len(after.penalties.penalties) > len(before.penalties.penalties):
         given = after.penalties.penalties[-1]
@@ -650,12 +698,12 @@ def line_facts(
             if before.remaining(p, at) == 0 and after.remaining(p, at) > 0
         )
     return LineFacts(
-        kind, entry.text, seat(player) if player is not None else None, _outcome_facts(outcome),
+        kind, entry.text, seat(player) if player is not None else None, outcome_facts(outcome),
         tuple((seat(p), after.remaining(p, at)) for p in _SEATS),
         before.remaining(player, at) if player is not None and kind == "time-adjusted" else None,
         after.remaining(player, at) if player is not None and kind == "time-adjusted" else None,
         data.get("delta_ms") if isinstance(data.get("delta_ms"), int) else None, penalty,
-        bool(data.get("round_wide")), bool(data.get("sealed_move")), time_given,
+        bool(data.get("round_wide")), bool(data.get("sealed_move")), time_given, withdrawn,
     )  # fmt: skip
 
 

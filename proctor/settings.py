@@ -25,6 +25,9 @@ class Settings:
     """Platform clock readings further than this from the service's own raise an incident."""
     deadline_grace_ms: int = 1500
     """How long after a deadline (flag, reconnect, no-show) the server waits for late deliveries before ruling."""
+    late_delivery_window_s: int = 600
+    """How long after a verdict a platform's event stamped before it may still revise it (proctor.revisions): the
+    event is put in its place by its stamp.  Later, or after an arbiter acted, the arbiter decides."""
     snapshot_every: int = 25
     """Store a full game snapshot every this many applied events (and at the end of the game)."""
     sqlite_synchronous: str = "FULL"

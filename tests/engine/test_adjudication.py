@@ -29,12 +29,14 @@ from engine.adjudication import (
     Resigned,
     ResultConfirmed,
     ResultDeclared,
+    Revised,
     SharedTimeSplit,
     Tick,
     TimeAdjusted,
     VerdictConfirmed,
     VerdictOverruled,
     replay,
+    restore,
     settings_from_dict,
     settings_to_dict,
 )
@@ -509,3 +511,30 @@ def test_events_out_of_time_order_are_refused() -> None:
     state = seated()
     with pytest.raises(AdjudicationError, match="time order"):
         state.advance(T0).apply(Tick(T0 - 1))
+
+
+# --- A late delivery put in its place (issue 14: platforms retry deliveries for minutes) ----------------------------
+
+
+def test_14_3_a_revision_replays_the_game_with_a_late_arrival_and_withdraws_the_no_show() -> None:
+    events: list[Event] = [PlayerJoined(T0 - MINUTE, F), Tick(T0 + 1)]
+    ruled = replay(settings(), events)
+    assert ruled.outcome is not None and ruled.outcome.termination is Termination.NO_SHOW
+    late = (events[0], PlayerJoined(T0 - 30 * SECOND, S))
+    revised = ruled.apply(Revised(T0 + 30 * SECOND, late, "a late arrival"))
+    assert revised.outcome is None and revised.started and revised.now == T0 + 30 * SECOND
+    assert revised.remaining(F) == 3 * MINUTE - 30 * SECOND  # Black's clock has run since the start
+    kinds = [entry.kind for entry in revised.log]
+    assert kinds[: len(ruled.log)] == [entry.kind for entry in ruled.log]  # what was ruled stays in the log
+    (entry,) = [entry for entry in revised.log if entry.kind == "revision"]
+    assert entry.text == "a late arrival: the verdict (no-show, black wins) is withdrawn; the game goes on"
+    assert entry.article == ruled.outcome.article and entry.at == T0 + 30 * SECOND
+    # A revision is an event like any other: replayed and restored, the same state.
+    again = replay(settings(), [*events, Revised(T0 + 30 * SECOND, late, "a late arrival")])
+    assert again == revised and restore(revised.to_dict()) == revised
+
+
+def test_a_revision_may_not_replay_events_after_its_own_time() -> None:
+    state = seated().apply(Played(T0 + SECOND, parse_action("h8")))
+    with pytest.raises(AdjudicationError, match="up to its own time"):
+        state.apply(Revised(T0 + SECOND, (PlayerJoined(T0 + 2 * SECOND, F),), "from the future"))
