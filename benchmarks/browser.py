@@ -237,6 +237,7 @@ def main() -> None:
     if os.environ.get(INSIDE) != "1":
         if not CHROMIUM.exists():
             sys.exit("needs Debian's chromium at /usr/bin/chromium")
+        ensure_media(args.cache)  # fetched here: the private network namespace below has no network
         command = ["unshare", "-n", sys.executable, str(Path(__file__).resolve()), *sys.argv[1:]]
         sys.exit(subprocess.run(command, env={**os.environ, INSIDE: "1"}, check=False).returncode)
     private_network()
