@@ -19,6 +19,11 @@ from proctor.models import AccountChange, Arbiter
 GENESIS = "0" * 64
 
 
+REMOVED_PREFIX = "removed:"
+"""A removed account's row keeps its id (its sessions point at it) under a name that begins with this, with neither
+token nor password: no request and no login can use it (proctor.accounts.remove_arbiter)."""
+
+
 def account_state(row: Any) -> dict[str, Any]:
     """What an arbiter row grants: role, sections, and a hash of its credentials (never the hashes themselves)."""
     credentials = hashlib.sha256(f"{row.token_hash}\n{row.password_hash}".encode()).hexdigest()
@@ -63,6 +68,8 @@ def verify_account_log(connection: Connection) -> list[str]:
         replayed[row.arbiter] = row.state
     stored = {arbiter.name: arbiter for arbiter in connection.execute(select(Arbiter).order_by(col(Arbiter.id)))}
     for name, arbiter in stored.items():
+        if name.startswith(REMOVED_PREFIX) and not arbiter.token_hash and not arbiter.password_hash:
+            continue  # a removed account's row, kept for its sessions
         if name not in replayed:
             problems.append(f"arbiter {name} (id {arbiter.id}): not in the account changes (added outside 'proctor "
                             "arbiter add' and the event files)")  # fmt: skip

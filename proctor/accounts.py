@@ -26,12 +26,15 @@ from sqlalchemy import Connection, delete, insert, select, update
 from sqlmodel import col
 
 from engine.penalties import Role
-from proctor.account_log import record_account
+from proctor.account_log import REMOVED_PREFIX, record_account
 from proctor.errors import BadRequestError, BusyError, NotFoundError, TooManyLoginsError
 from proctor.models import Arbiter, ArbiterSession, LoginFailure
 from proctor.wall_clock import now_ms
 
 T = TypeVar("T")
+
+NAME_MAX = 200
+"""The longest arbiter name (the column's width)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,71 @@ def set_password(connection: Connection, name: str, password: str) -> None:
         update(ArbiterSession).where(col(ArbiterSession.arbiter_id) == row.id, col(ArbiterSession.ended_ms).is_(None))
         .values(ended_ms=0)
     )  # fmt: skip
+
+
+def _end_sessions(connection: Connection, arbiter_id: int, now: int) -> None:
+    connection.execute(
+        update(ArbiterSession)
+        .where(col(ArbiterSession.arbiter_id) == arbiter_id, col(ArbiterSession.ended_ms).is_(None))
+        .values(ended_ms=now)
+    )
+
+
+def save_arbiter(
+    connection: Connection, name: str, role: str, token: str, sections: list[str] | None, actor: str, now: int
+) -> str:
+    """Add an arbiter, or give an existing one (by name) a new token, role and sections: their row is kept (their
+    sessions and their record point at it), their password too, and their open sessions end, so that the new role
+    applies from the next request.  "added" or "changed"."""
+    if not name.strip() or len(name) > NAME_MAX:
+        raise BadRequestError(f"an arbiter's name must be 1 to {NAME_MAX} characters")
+    values = {"role": Role(role).value, "token_hash": token_hash(token), "sections": sections}
+    row = connection.execute(select(col(Arbiter.id)).where(col(Arbiter.name) == name)).first()
+    if row is None:
+        connection.execute(insert(Arbiter).values(name=name, **values))
+        change = "added"
+    else:
+        connection.execute(update(Arbiter).where(col(Arbiter.id) == row.id).values(**values))
+        _end_sessions(connection, int(row.id), now)
+        change = "changed"
+    record_account(connection, name, actor, change, now)
+    return change
+
+
+def remove_arbiter(connection: Connection, name: str, actor: str, now: int) -> None:
+    """An arbiter's account removed: their token and password stop working at once, their sessions end (kept, as
+    the record of their logins), and the account log says who removed it.  What they did stays under their name."""
+    row = connection.execute(select(col(Arbiter.id)).where(col(Arbiter.name) == name)).first()
+    if row is None:
+        raise NotFoundError(f"no arbiter {name!r}")
+    _end_sessions(connection, int(row.id), now)
+    connection.execute(
+        update(Arbiter).where(col(Arbiter.id) == row.id).values(name=f"{REMOVED_PREFIX}{row.id}:{name}"[:NAME_MAX],
+                                                                token_hash="", password_hash="", sections=[])
+    )  # fmt: skip
+    record_account(connection, name, actor, "removed", now)
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """An arbiter's account as ``proctor arbiter list`` shows it."""
+
+    name: str
+    role: str
+    sections: tuple[str, ...]
+    """None assigned: all sections."""
+    password: bool
+    """Whether they can log in to the dashboard (otherwise an API token only)."""
+
+
+def list_arbiters(connection: Connection) -> list[Account]:
+    """The accounts in use, by name."""
+    rows = connection.execute(
+        select(col(Arbiter.name), col(Arbiter.role), col(Arbiter.sections), col(Arbiter.password_hash))
+        .where(col(Arbiter.name).not_like(f"{REMOVED_PREFIX}%"))
+        .order_by(col(Arbiter.name))
+    )  # fmt: skip
+    return [Account(r.name, r.role, tuple(r.sections or ()), bool(r.password_hash)) for r in rows]
 
 
 def check_password(connection: Connection, name: str, password: str) -> int | None:

@@ -237,34 +237,47 @@ def platform_command(args: argparse.Namespace) -> int:
 
 
 def arbiter_command(args: argparse.Namespace) -> int:
+    """Arbiters' accounts (16): add (or give a new token, role, sections), list, passwd, remove, unlock."""
     import secrets
 
-    from sqlalchemy import delete, insert
-
-    from proctor.account_log import record_account
-    from proctor.accounts import set_password, token_hash
+    from proctor.accounts import list_arbiters, remove_arbiter, save_arbiter, set_password
     from proctor.database import create_database_engine, migrate
-    from proctor.models import Arbiter
     from proctor.wall_clock import now_ms
 
     engine = create_database_engine(_settings(args))
     migrate(engine)
-    if args.arbiter_command == "unlock":
-        return _unlock(engine, args.name, args.address)
-    token = secrets.token_urlsafe(24)
-    sections = [s.strip() for s in (args.sections or "").split(",") if s.strip()] or None
-    password = sys.stdin.readline().rstrip("\n") if args.password_stdin else None
+    command = f"proctor arbiter {args.arbiter_command}"
     try:
+        if args.arbiter_command == "unlock":
+            return _unlock(engine, args.name, args.address)
+        if args.arbiter_command == "list":
+            with engine.connect() as connection:
+                accounts = list_arbiters(connection)
+            for account in accounts:
+                scope = ", ".join(account.sections) or "all sections"
+                login = "dashboard password" if account.password else "API token only"
+                print(f"{account.name}\t{account.role}\t{scope}\t{login}")
+            return 0
+        if args.arbiter_command == "remove":
+            with engine.begin() as connection:
+                remove_arbiter(connection, args.name, command, now_ms())
+            print(f"removed {args.name}: their token, password and sessions no longer work")
+            return 0
+        if args.arbiter_command == "passwd":
+            password = sys.stdin.readline().rstrip("\n")
+            with engine.begin() as connection:
+                set_password(connection, args.name, password)
+            print(f"{args.name}'s dashboard password is set; their open sessions ended")
+            return 0
+        token = secrets.token_urlsafe(24)
+        sections = [s.strip() for s in (args.sections or "").split(",") if s.strip()] or None
+        password = sys.stdin.readline().rstrip("\n") if args.password_stdin else None
         with engine.begin() as connection:
-            connection.execute(delete(Arbiter).where(Arbiter.name == args.name))
-            connection.execute(insert(Arbiter).values(
-                name=args.name, role=args.role, token_hash=token_hash(token), sections=sections
-            ))  # fmt: skip
-            record_account(connection, args.name, "proctor arbiter add", "added", now_ms())
+            save_arbiter(connection, args.name, args.role, token, sections, "proctor arbiter add", now_ms())
             if password is not None:
                 set_password(connection, args.name, password)
     except ServiceError as error:
-        print(f"proctor arbiter add: {error.message}", file=sys.stderr)
+        print(f"{command}: {error.message}", file=sys.stderr)
         return 2
     finally:
         engine.dispose()
@@ -276,11 +289,8 @@ def _unlock(engine: Any, name: str, address: str | None) -> int:
     """The chief's unlock: the failed logins for a name (any case), from every address or one, forgotten."""
     from proctor.accounts import unlock_logins
 
-    try:
-        with engine.begin() as connection:
-            forgotten = unlock_logins(connection, name, address)
-    finally:
-        engine.dispose()
+    with engine.begin() as connection:
+        forgotten = unlock_logins(connection, name, address)
     where = f" from {address}" if address else ""
     print(f"unlocked {name}{where}: {forgotten} failed login(s) forgotten")
     return 0
@@ -367,6 +377,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _arbiter_commands(commands: Any) -> None:
+    """proctor arbiter add / list / passwd / remove / unlock."""
+    arbiter = commands.add_parser("arbiter", help="manage arbiters and their roles (16)")
+    arbiter_commands = arbiter.add_subparsers(dest="arbiter_command", required=True)
+    add_arbiter = arbiter_commands.add_parser(
+        "add",
+        help="add an arbiter, or give one a new token, role and sections (their password is kept); print the token",
+    )
+    add_arbiter.add_argument("name")
+    add_arbiter.add_argument(
+        "--role", required=True, choices=["arbiter", "deputy-chief", "chief", "committee", "reviewer"]
+    )
+    add_arbiter.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read a dashboard password (10+ characters) from the first line of standard input",
+    )
+    add_arbiter.add_argument("--sections", help="assigned sections or boards: event/section[/board],... (default all)")
+    add_arbiter.add_argument("--db")
+    listed = arbiter_commands.add_parser("list", help="the arbiters' accounts: name, role, sections, how they log in")
+    listed.add_argument("--db")
+    passwd = arbiter_commands.add_parser("passwd", help="set a dashboard password (10+ characters) read from stdin")
+    passwd.add_argument("name")
+    passwd.add_argument("--db")
+    remove = arbiter_commands.add_parser("remove", help="remove an arbiter's account: token, password, sessions")
+    remove.add_argument("name")
+    remove.add_argument("--db")
+    unlock = arbiter_commands.add_parser("unlock", help="forget an arbiter's failed dashboard logins (the login limit)")
+    unlock.add_argument("name")
+    unlock.add_argument("--address", help="only those from this client address (default: every address)")
+    unlock.add_argument("--db")
+
+
 def _service_commands(commands: Any) -> None:
     """The service's commands: serve, platforms, arbiters, events, the simulator, the audit log."""
     serve = commands.add_parser("serve", help="run the service (SQLite file by default)")
@@ -383,24 +426,7 @@ def _service_commands(commands: Any) -> None:
     revoke.add_argument("name")
     revoke.add_argument("secret")
     revoke.add_argument("--db")
-    arbiter = commands.add_parser("arbiter", help="manage arbiters and their roles (16)")
-    arbiter_commands = arbiter.add_subparsers(dest="arbiter_command", required=True)
-    add_arbiter = arbiter_commands.add_parser("add", help="add an arbiter (or give a new token) and print the token")
-    add_arbiter.add_argument("name")
-    add_arbiter.add_argument(
-        "--role", required=True, choices=["arbiter", "deputy-chief", "chief", "committee", "reviewer"]
-    )
-    add_arbiter.add_argument(
-        "--password-stdin",
-        action="store_true",
-        help="read a dashboard password (10+ characters) from the first line of standard input",
-    )
-    add_arbiter.add_argument("--sections", help="assigned sections or boards: event/section[/board],... (default all)")
-    add_arbiter.add_argument("--db")
-    unlock = arbiter_commands.add_parser("unlock", help="forget an arbiter's failed dashboard logins (the login limit)")
-    unlock.add_argument("name")
-    unlock.add_argument("--address", help="only those from this client address (default: every address)")
-    unlock.add_argument("--db")
+    _arbiter_commands(commands)
     event = commands.add_parser("event", help="events (tournaments) from their TOML file")
     event_commands = event.add_subparsers(dest="event_command", required=True)
     load = event_commands.add_parser("load", help="set an event up from its file (docs/events.md)")

@@ -11,6 +11,10 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
+from proctor.account_log import verify_account_log
+from proctor.accounts import check_password, find_arbiter, find_session, open_session
+from proctor.database import create_database_engine
+from proctor.settings import Settings
 from tests.conftest import DATA, load_jsonl
 
 PROCTOR = Path(sys.executable).parent / "proctor"
@@ -189,3 +193,48 @@ def test_arbiter_add_with_a_dashboard_password_and_sections(tmp_path: Path) -> N
     short = subprocess.run([*command[:-3], "--password-stdin"], input="short\n", capture_output=True, text=True,
                            check=False)  # fmt: skip
     assert short.returncode == 2 and "at least 10 characters" in short.stderr
+
+
+def test_arbiter_accounts_are_added_again_listed_given_a_password_and_removed(tmp_path: Path) -> None:
+    """Issue 14 (8): adding again an arbiter who has logged in once crashed on their session (a raw IntegrityError);
+    now their row is kept with a new token and role, their password too, and their open sessions end.  ``list``,
+    ``passwd`` and ``remove`` complete the accounts; the account log verifies throughout."""
+    db = f"sqlite:///{tmp_path / 'p.db'}"
+
+    def proctor(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(PROCTOR), "arbiter", *args, "--db", db], input=stdin, capture_output=True,
+                              text=True, timeout=120, check=False)  # fmt: skip
+
+    first = proctor("add", "Li Wei", "--role", "arbiter", "--password-stdin", stdin="a long enough password\n")
+    assert first.returncode == 0, first.stderr
+    engine = create_database_engine(Settings(database_url=db))
+    with engine.begin() as connection:
+        arbiter_id = check_password(connection, "Li Wei", "a long enough password")
+        assert arbiter_id is not None
+        session, _ = open_session(connection, arbiter_id, 1_000, 3600)
+    again = proctor("add", "Li Wei", "--role", "deputy-chief", "--sections", "open/a")
+    assert again.returncode == 0, again.stderr
+    with engine.connect() as connection:
+        assert find_arbiter(connection, first.stdout.strip()) is None  # the old token is gone
+        identity = find_arbiter(connection, again.stdout.strip())
+        assert identity is not None and identity.role.value == "deputy-chief" and identity.sections == ("open/a",)
+        assert check_password(connection, "Li Wei", "a long enough password") == arbiter_id  # the password stays
+        assert find_session(connection, session, 2_000) is None  # the old role's session ended
+        assert verify_account_log(connection) == []
+    listed = proctor("list")
+    assert listed.stdout.splitlines() == ["Li Wei\tdeputy-chief\topen/a\tdashboard password"], listed.stderr
+    short = proctor("passwd", "Li Wei", stdin="short\n")
+    assert short.returncode == 2 and "at least 10 characters" in short.stderr
+    assert proctor("passwd", "Li Wei", stdin="another long password\n").returncode == 0
+    unknown = proctor("remove", "Nobody")
+    assert unknown.returncode == 2 and "no arbiter 'Nobody'" in unknown.stderr
+    removed = proctor("remove", "Li Wei")
+    assert removed.returncode == 0, removed.stderr
+    with engine.connect() as connection:
+        assert find_arbiter(connection, again.stdout.strip()) is None
+        assert check_password(connection, "Li Wei", "another long password") is None
+        assert verify_account_log(connection) == []
+    engine.dispose()
+    assert proctor("list").stdout == ""
+    back = proctor("add", "Li Wei", "--role", "arbiter")  # the name is free again
+    assert back.returncode == 0, back.stderr
