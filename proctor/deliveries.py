@@ -19,7 +19,7 @@ from engine.adjudication import (
     settings_to_dict,
 )
 from engine.errors import EngineError
-from engine.game import GameSettings
+from engine.game import AdjudicationMode, GameSettings
 from engine.openings import Player
 from engine.penalties import Ladder, PenaltyPolicy
 from proctor import feed, revisions
@@ -239,7 +239,12 @@ class Deliveries:
             settings = AdjudicationSettings(
                 time_control=setup.time_control,
                 start_at=setup.start_at_ms,
-                game=GameSettings(rule=setup.rule, opening=setup.opening, max_candidates=policy.get("max_candidates")),
+                game=GameSettings(
+                    rule=setup.rule,
+                    opening=setup.opening,
+                    adjudication=AdjudicationMode(policy.get("adjudication") or setup.adjudication or "automatic"),
+                    max_candidates=policy.get("max_candidates"),
+                ),
                 lateness_tolerance_ms=round(1000 * policy.get("lateness_tolerance_s", 0)),
                 reconnect_window_ms=None
                 if policy.get("reconnect_window_s") is None

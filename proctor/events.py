@@ -31,6 +31,7 @@ from sqlmodel import col
 from engine.adjudication import BothDisconnected
 from engine.clock import find_time_control
 from engine.errors import EngineError
+from engine.game import AdjudicationMode
 from engine.openings import find_opening
 from engine.penalties import DEFAULT_POLICY_LADDERS, Ladder, PenaltyPolicy
 from engine.rules import find_rule_set
@@ -74,6 +75,9 @@ class PolicySpec:
     auto_pan_check: bool = False
     """When the passive virtual-background signal is raised, the service asks the player for the pan check itself
     (36.4) and notes its verdict on the incident."""
+    adjudication: str = "automatic"
+    """Who acts on Black's forbidden moves (19.1.2): ``automatic``, the service rules at once (35.1); ``claim``, White
+    must point them out (a 3-3 or 4-4 lapses once White moves, an overline can be claimed until the game ends)."""
     both_disconnected: str = "arbiter"
     """When a reconnect window or a flag runs out while both players are disconnected (37.7): ``arbiter``, no
     automatic loss, the arbiter decides; ``window``, each player's own window counts, the first to run out loses."""
@@ -86,7 +90,7 @@ class PolicySpec:
             "verdict_confirmation_deadline_s": self.verdict_confirmation_deadline_s, "penalties": self.penalties,
             "evidence_retention_days": self.evidence_retention_days, "ear_check_at_start": self.ear_check_at_start,
             "ear_checks_per_hour": self.ear_checks_per_hour, "auto_pan_check": self.auto_pan_check,
-            "both_disconnected": self.both_disconnected,
+            "both_disconnected": self.both_disconnected, "adjudication": self.adjudication,
         }  # fmt: skip
 
 
@@ -213,7 +217,8 @@ def _check(where: str, action: Any) -> Any:
 def _policy(table: object, where: str) -> PolicySpec:
     known = ("camera_required", "checks", "thresholds", "reconnect_window_s", "lateness_tolerance_s",
              "confirm_time_verdicts", "verdict_confirmation_deadline_s", "penalties", "evidence_retention_days",
-             "ear_check_at_start", "ear_checks_per_hour", "auto_pan_check", "both_disconnected")  # fmt: skip
+             "ear_check_at_start", "ear_checks_per_hour", "auto_pan_check", "both_disconnected",
+             "adjudication")  # fmt: skip
     reader = _Reader(table, where, known)
     policy = PolicySpec()
     policy.camera_required = reader.flag("camera_required", True)
@@ -231,6 +236,9 @@ def _policy(table: object, where: str) -> PolicySpec:
     policy.both_disconnected = reader.text("both_disconnected", "arbiter")
     if policy.both_disconnected not in {item.value for item in BothDisconnected}:
         raise reader.fail("both_disconnected", "arbiter or window (37.7: when both players are disconnected)")
+    policy.adjudication = reader.text("adjudication", "automatic")
+    if policy.adjudication not in {mode.value for mode in AdjudicationMode}:
+        raise reader.fail("adjudication", "automatic or claim (19.1.2: who acts on Black's forbidden moves)")
     policy.lateness_tolerance_s = reader.number("lateness_tolerance_s", 0)
     policy.confirm_time_verdicts = reader.flag("confirm_time_verdicts", False)
     if "verdict_confirmation_deadline_s" in reader.table:

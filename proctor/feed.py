@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from engine import adjudication as adj
-from engine.actions import AddTwo, Choose, Declare, Keep, Offer, Pass, Stone, Swap
+from engine.actions import AddTwo, Choose, ClaimForbidden, Declare, Keep, Offer, Pass, Stone, Swap
 from engine.board import parse_point
 from engine.clock import TimeControl, find_time_control, increment, sudden_death
 from engine.errors import EngineError
@@ -45,6 +45,7 @@ ENGINE_TYPES: Final = frozenset(
         "draw.accepted",
         "draw.declined",
         "resign",
+        "forbidden.claimed",
     }
 )
 TYPES: Final = ENGINE_TYPES | {"game.created", "game.ended"}
@@ -122,6 +123,8 @@ class GameSetup:
     board: int | None
     match_game: int | None = None
     """The game's number within its match (regulations 2023 VII(2)); none: the match's first (or only) game."""
+    adjudication: str | None = None
+    """``automatic`` or ``claim`` (19.1.2), as the platform plays it; none: the section's (automatic without one)."""
 
 
 def _player(data: dict[str, Any], side: str) -> tuple[str, str]:
@@ -172,10 +175,13 @@ def parse_setup(message: FeedMessage) -> GameSetup:
     event = data.get("event")
     if event is not None and not isinstance(event, str):
         raise BadRequestError("'data.event' must be a string")
+    adjudication = data.get("adjudication")
+    if adjudication is not None and adjudication not in ("automatic", "claim"):
+        raise BadRequestError("'data.adjudication' must be 'automatic' or 'claim' (19.1.2)")
     start = parse_time(data["start_at"], "data.start_at") if "start_at" in data else message.at_ms
     return GameSetup(
         black_ref, black_name, white_ref, white_name, rule, opening, _time_control(data.get("time_control")), start,
-        event, optional["round"], optional["board"], optional["match_game"],
+        event, optional["round"], optional["board"], optional["match_game"], adjudication,
     )  # fmt: skip
 
 
@@ -238,6 +244,8 @@ def to_engine_event(message: FeedMessage, at_ms: int, refs: dict[str, Player]) -
         return adj.DrawDeclined(at_ms, player_of(data, refs))
     if kind == "resign":
         return adj.Resigned(at_ms, player_of(data, refs))
+    if kind == "forbidden.claimed":  # White points out Black's forbidden move (19.1.2, claim mode)
+        return adj.Played(at_ms, ClaimForbidden())
     raise BadRequestError(f"'{kind}' does not become an engine event")
 
 

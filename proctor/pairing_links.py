@@ -40,6 +40,11 @@ class PairingLink:
                 f"the platform plays {setup.rule}/{setup.opening or 'free'}; section {self.section} is "
                 f"{self.rule}/{self.opening}"
             )
+        ours = self.policy.get("adjudication") or "automatic"
+        if setup.adjudication is not None and setup.adjudication != ours:
+            problems.append(
+                f"the platform plays forbidden moves by {setup.adjudication}; section {self.section} by {ours} (19.1.2)"
+            )
         if setup.time_control != find_time_control(self.time_control):
             problems.append(
                 f"the platform's time control ({setup.time_control.describe()}) is not section {self.section}'s "
