@@ -17,6 +17,7 @@ from proctor.web import (
     games,
     health,
     incidents,
+    landing,
     live_views,
     media,
     page_modules,
@@ -49,6 +50,7 @@ ROUTES: Final[tuple[Route, ...]] = (
     *appeals.ROUTES,
     OPENAPI,
     *health.ROUTES,
+    *landing.ROUTES,
 )
 
 

@@ -20,10 +20,10 @@ pytestmark = pytest.mark.asyncio
 
 PUBLIC: Final = frozenset({
     "/api/v1/platforms/{platform}/games/{game_id}", "/api/v1/games", "/api/v1/events", "/api/openapi.json",
-    "/healthz", "/arbiter", "/review", "/assets/{name}.js",
+    "/healthz", "/arbiter", "/review", "/assets/{name}.js", "/",
 })  # fmt: skip
 """The GET routes that answer without credentials (the pages are the login forms, and the modules their code; the
-games and events what a broadcast shows)."""
+games and events what a broadcast shows; the landing page what /healthz and /api/v1/events say)."""
 BY_TOKEN: Final = frozenset({"/play/{token}", "/api/v1/rtc/config", "/api/v1/play/{token}/events"})
 """The player's page and what it reads: the player's stream token is the credential (404 without a good one)."""
 
