@@ -27,10 +27,24 @@ from engine.penalties import Role
 from proctor.accounts import Identity
 from proctor.assignments import require_assigned_to_game, require_assigned_to_player
 from proctor.errors import BadRequestError, ConflictError, ForbiddenError, NotFoundError
-from proctor.models import MAX_INTEGER, Appeal, AppealDecision, AppealVote, Arbiter, Game, Incident
+from proctor.models import (
+    MAX_INTEGER,
+    Appeal,
+    AppealDecision,
+    AppealVote,
+    Arbiter,
+    Game,
+    Incident,
+    Pairing,
+    Section,
+    Tournament,
+)
 from proctor.service import Service
 from proctor.staging import Batch, Notice
+from proctor.time_zones import config_zone, local_time
 
+TIME_LIMIT: Final = "14.9"
+"""An appeal within the prescribed time after the end of the round (delays caused by the organiser excepted)."""
 LODGING: Final = "22.1"
 """Written appeals, by a team leader or coach only, with a deposit."""
 COMMITTEE: Final = "22.2"
@@ -101,6 +115,8 @@ class AppealRequest:
     grounds: str
     amount: Decimal
     currency: str
+    late_accepted: str | None = None
+    """Why an appeal after the deadline is accepted (14.9: a delay caused by the organiser); the chief or a deputy."""
 
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> AppealRequest:
@@ -145,7 +161,12 @@ class AppealRequest:
                                   article=DEPOSIT)  # fmt: skip
         if not isinstance(currency, str) or not re.fullmatch(r"[A-Z]{3}", currency):
             raise BadRequestError("'deposit.currency' must be an ISO 4217 code, such as CNY", article=DEPOSIT)
-        return cls(game, incident, name.strip(), capacity, team.strip(), grounds.strip(), amount, currency)
+        late = body.get("late_accepted")
+        if late is not None and (not isinstance(late, str) or not late.strip() or len(late) > MAX_TEXT):
+            raise BadRequestError("'late_accepted' must say why an appeal after the deadline is accepted (14.9: a "
+                                  "delay caused by the organiser)", article=TIME_LIMIT)  # fmt: skip
+        return cls(game, incident, name.strip(), capacity, team.strip(), grounds.strip(), amount, currency,
+                   late.strip() if late else None)  # fmt: skip
 
 
 def _sha256(text: str) -> str:
@@ -166,6 +187,76 @@ def _committee_size(connection: Connection) -> int:
             select(func.count()).select_from(Arbiter).where(col(Arbiter.role) == Role.COMMITTEE.value)
         ).scalar_one()
     )
+
+
+@dataclass(frozen=True, slots=True)
+class TimeLimit:
+    """The appeal deadline of a game's round (14.9): the round's end and the minutes the event allows after it."""
+
+    round_no: int
+    ended_ms: int
+    minutes: float
+    zone: str
+
+    @property
+    def due_ms(self) -> int:
+        return self.ended_ms + round(self.minutes * 60_000)
+
+
+def time_limit(service: Service, connection: Connection, game: int | None) -> TimeLimit | None:
+    """The deadline for appeals on ``game``: none without an event deadline (``appeal_deadline_minutes``), for a game
+    in no round, or while a game of its round is still being played (the round has not ended)."""
+    if game is None:
+        return None
+    placed = connection.execute(
+        select(col(Pairing.section_id), col(Pairing.round_no), col(Tournament.config))
+        .join(Game, col(Game.pairing_id) == col(Pairing.id))
+        .join(Section, col(Section.id) == col(Pairing.section_id))
+        .join(Tournament, col(Tournament.id) == col(Section.tournament_id))
+        .where(col(Game.id) == game)
+    ).first()  # fmt: skip
+    if placed is None:
+        return None
+    event = (placed.config or {}).get("event") or {}
+    minutes = event.get("appeal_deadline_minutes")
+    if not isinstance(minutes, (int, float)) or isinstance(minutes, bool):
+        return None
+    games = connection.execute(
+        select(col(Game.id)).join(Pairing, col(Game.pairing_id) == col(Pairing.id))
+        .where(col(Pairing.section_id) == placed.section_id, col(Pairing.round_no) == placed.round_no)
+    ).scalars().all()  # fmt: skip
+    ends = []
+    for game_id in games:
+        live = service.games.get(game_id) if game_id is not None else None
+        if live is None or live.state.outcome is None:
+            return None  # a game of the round is still on
+        outcome = live.state.outcome
+        ends.append(outcome.at if outcome.at is not None else live.state.now)
+    return TimeLimit(placed.round_no, max(ends), float(minutes), config_zone(placed.config))
+
+
+def _check_time_limit(
+    service: Service, connection: Connection, who: Identity, game: int | None, request: AppealRequest, at: int
+) -> dict[str, Any] | None:
+    """Refuse an appeal past its round's deadline (14.9) unless the chief or a deputy accepts it late, saying why; what
+    the audit keeps of a late acceptance."""
+    limit = time_limit(service, connection, game)
+    if limit is None or at <= limit.due_ms:
+        return None
+    ended = f"{local_time(limit.ended_ms, limit.zone)} {limit.zone}"
+    if request.late_accepted is None:
+        raise ConflictError(
+            f"the appeal comes after the deadline: round {limit.round_no} ended at {ended} and the event allows "
+            f"{limit.minutes:g} minutes after it (14.9); the chief arbiter or a deputy may accept it late with "
+            "'late_accepted': why (a delay caused by the organiser)",
+            article=TIME_LIMIT, deadline_ms=limit.due_ms,
+        )  # fmt: skip
+    if who.role not in (Role.CHIEF, Role.DEPUTY_CHIEF):
+        raise ForbiddenError(
+            f"accepting an appeal after the deadline is for the chief arbiter or a deputy, not the {who.role.value} "
+            "(14.9)", article=TIME_LIMIT,
+        )  # fmt: skip
+    return {"deadline_ms": limit.due_ms, "article": TIME_LIMIT, "reason_sha256": _sha256(request.late_accepted)}
 
 
 # --- Writes (on the writer) -----------------------------------------------------------------------------------------
@@ -195,6 +286,7 @@ def file_appeal(
         require_assigned_to_player(connection, who, player, game, what)
     else:
         require_assigned_to_game(connection, who, game, what)
+    late = _check_time_limit(service, connection, who, game, request, at)
     appeal_id = connection.execute(
         insert(Appeal).values(
             game_id=game, incident_id=request.incident, filed_by=request.filed_by, capacity=request.capacity,
@@ -207,7 +299,7 @@ def file_appeal(
     service.audit(connection, batch, at, who.label, "appeal.filed", f"appeal:{appeal_id}", {
         "article": LODGING, "game": game, "incident": request.incident, "capacity": request.capacity,
         "deposit": {"amount": _amount_text(request.amount), "currency": request.currency},
-        "filed_by_sha256": _sha256(request.filed_by), "grounds_sha256": _sha256(request.grounds),
+        "filed_by_sha256": _sha256(request.filed_by), "grounds_sha256": _sha256(request.grounds), "late": late,
     })  # fmt: skip
     batch.notices.append(Notice("appeal", {"id": appeal_id, "game": game, "status": "open"}))
     return read_appeal(connection, appeal_id)

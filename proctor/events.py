@@ -2,8 +2,9 @@
 
 The file (docs/events.md has a complete example for a national championship):
 
-- ``[event]``: ``slug``, ``name``, optional ``starts``, ``ends`` and ``time_zone`` (an IANA zone, UTC by default: every
-  page and report shows times in it; proctor.time_zones);
+- ``[event]``: ``slug``, ``name``, optional ``starts``, ``ends``, ``time_zone`` (an IANA zone, UTC by default: every
+  page and report shows times in it; proctor.time_zones) and ``appeal_deadline_minutes`` (14.9: how long after the
+  end of a round an appeal on its games may be lodged; proctor.appeals);
 - ``[[arbiters]]``: ``name`` and ``role`` (arbiter, deputy-chief, chief, committee; 16); their login tokens are issued
   by ``proctor arbiter add``;
 - ``[[sections]]``: ``slug``, ``name``, ``rule``, ``opening``, optional ``max_candidates``, ``time_control``,
@@ -429,8 +430,12 @@ def parse_event(text: str, base: Path) -> EventSpec:
     except tomllib.TOMLDecodeError as error:
         raise EventFileError(f"not valid TOML: {error}") from None
     top = _Reader(raw, "file", ("event", "arbiters", "sections"))
-    head = _Reader(raw.get("event"), "event", ("slug", "name", "starts", "ends", "time_zone"))
+    head = _Reader(
+        raw.get("event"), "event", ("slug", "name", "starts", "ends", "time_zone", "appeal_deadline_minutes")
+    )
     time_zone = head.text("time_zone", DEFAULT_ZONE)
+    if "appeal_deadline_minutes" in head.table and head.number("appeal_deadline_minutes") <= 0:
+        raise head.fail("appeal_deadline_minutes", "a number of minutes after the end of the round, more than 0 (14.9)")
     try:
         find_zone(time_zone)
     except ValueError:

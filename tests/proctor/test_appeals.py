@@ -3,7 +3,12 @@ committee, decided by majority, the deposit returned, half returned or forfeited
 
 from __future__ import annotations
 
+import json
+import time
+from datetime import datetime
+from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import select
@@ -11,10 +16,12 @@ from sqlmodel import col
 
 from proctor.audit import verify_audit
 from proctor.database import create_database_engine
+from proctor.events import load_event_file
 from proctor.models import AuditEntry
 from proctor.settings import Settings
-from tests.proctor.conftest import Platformer
+from tests.proctor.conftest import Platformer, iso
 from tests.proctor.test_arbiters import act, add_arbiter, bearer, started_game
+from tests.proctor.test_review import EVENT
 
 pytestmark = pytest.mark.asyncio
 
@@ -174,3 +181,53 @@ async def test_who_may_lodge_vote_and_decide(platform: Platformer, settings: Set
     for path in ("/api/v1/appeals", votes, f"/api/v1/appeals/{appeal['id']}/decision"):
         assert (await platform.client.post(path, json={"vote": "uphold"})).status == 401
     assert (await platform.client.get("/api/v1/appeals")).status == 401
+
+
+async def test_14_9_an_appeal_after_the_rounds_deadline_is_refused_unless_the_chief_accepts_it_late(
+    platform: Platformer, settings: Settings, tmp_path: Path
+) -> None:
+    """The event allows 30 minutes after the end of the round (``appeal_deadline_minutes``); round 1's two games
+    ended 90 and 60 minutes ago, so an appeal now is late: refused with the round's end in the event's zone, unless
+    the chief arbiter (or a deputy) accepts it late, saying why (a delay caused by the organiser), which is audited.
+    While a game of the round is still on, the round has not ended and no deadline runs."""
+    path = tmp_path / "review-cup.toml"
+    path.write_text(EVENT.replace('time_zone = "Asia/Shanghai"', 'time_zone = "Asia/Shanghai"\n'
+                                  "appeal_deadline_minutes = 30", 1), encoding="utf-8")  # fmt: skip
+    engine = create_database_engine(settings)
+    with engine.begin() as connection:
+        load_event_file(connection, path, now=0)
+    arbiter, chief = add_arbiter(settings, "Li", "arbiter"), add_arbiter(settings, "Chief", "chief")
+    now = int(time.time() * 1000)
+    begin = now - 2 * 3_600_000
+    games = {}
+    for name, black, white in (("rc-r1-b1", "rc-1", "rc-3"), ("rc-r1-b2", "rc-4", "rc-2")):
+        data = {"black": {"id": black}, "white": {"id": white}, "rule": "renju", "start_at": iso(begin),
+                "time_control": {"initial_s": 4 * 3600, "increment_s": 0}}  # fmt: skip  (no flag falls meanwhile)
+        status, body = await platform.send("game.created", name, data, at=begin - 60_000)
+        assert status == 200, body
+        games[name] = body["game"]
+        for player in (black, white):
+            await platform.send("player.joined", name, {"player": player}, at=begin - 30_000)
+        await platform.send("move", name, {"point": "h8"}, at=begin + 5_000)
+    await platform.send("resign", "rc-r1-b1", {"player": "rc-3"}, at=now - 90 * 60_000)
+    status, _ = await act(platform, arbiter, "/api/v1/appeals", appeal_body(games["rc-r1-b1"]))
+    assert status == 201  # board 2 is still on: the round has not ended
+    await platform.send("resign", "rc-r1-b2", {"player": "rc-2"}, at=now - 60 * 60_000)
+    status, body = await act(platform, arbiter, "/api/v1/appeals", appeal_body(games["rc-r1-b1"]))
+    assert (status, body["article"]) == (409, "14.9"), body
+    ended = datetime.fromtimestamp((now - 60 * 60_000) / 1000, ZoneInfo("Asia/Shanghai")).strftime("%H:%M:%S")
+    assert "round 1 ended at " in body["message"] and f"{ended} Asia/Shanghai" in body["message"]
+    assert body["deadline_ms"] == now - 30 * 60_000
+    late = appeal_body(games["rc-r1-b1"], late_accepted="the venue's network was down until 11:00 (organiser)")
+    status, body = await act(platform, arbiter, "/api/v1/appeals", late)
+    assert (status, body["article"]) == (403, "14.9")  # an arbiter may not accept it late
+    status, body = await act(platform, chief, "/api/v1/appeals", late)
+    assert status == 201, body
+    with engine.connect() as connection:
+        entry = connection.execute(
+            select(AuditEntry).where(col(AuditEntry.action) == "appeal.filed").order_by(col(AuditEntry.id).desc())
+        ).first()
+        assert entry is not None and entry.detail["late"]["deadline_ms"] == now - 30 * 60_000
+        assert "network" not in json.dumps(entry.detail)  # the reason's hash only
+        assert verify_audit(connection).ok
+    engine.dispose()
