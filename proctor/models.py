@@ -405,6 +405,23 @@ class Appeal(SQLModel, table=True):
     created_ms: int = _ms()
 
 
+class Withdrawal(SQLModel, table=True):
+    """A player's withdrawal from a section (24.4) after ``after_round`` rounds, with its written reason (24.1.2),
+    recorded by the chief arbiter, a deputy or the organising committee.  Append-only; the standings apply it (24.4.2
+    round robin, 24.4.3 Swiss: proctor.review)."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    section_id: int = Field(foreign_key="section.id", index=True)
+    start_no: int
+    after_round: int
+    reason: str = Field(sa_column=Column(Text, nullable=False))
+    recorded_by: str = Field(max_length=200)
+    recorded_role: str = Field(max_length=20)
+    created_ms: int = _ms()
+
+    __table_args__ = (UniqueConstraint("section_id", "start_no"),)
+
+
 class AppealVote(SQLModel, table=True):
     """One technical appeals committee member's vote on an appeal (22.2: each member has one vote).  Append-only."""
 

@@ -19,7 +19,7 @@ import csv
 import io
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Final
 
@@ -41,6 +41,7 @@ from engine.standings import (
     format_score,
     results_table,
     standings,
+    withdraw,
 )
 from engine.trf import write_trf
 from proctor.codec import event_from_dict
@@ -56,6 +57,7 @@ from proctor.models import (
     Pairing,
     Platform,
     Section,
+    Withdrawal,
 )
 from proctor.models import Player as PlayerRow
 from proctor.models import Tournament as TournamentRow
@@ -733,6 +735,8 @@ class SectionTable:
     """Games per pairing (regulations 2023 VII(2)); each game is a pairing row with its ``game_no``."""
     match_scoring: str = "games"
     """How a match of several games scores (proctor.events.MATCH_SCORINGS)."""
+    withdrawals: Mapping[int, int] = field(default_factory=dict)
+    """Start number → the round after which the player withdrew (24.4, proctor.withdrawals)."""
 
 
 def read_section(
@@ -760,7 +764,17 @@ def read_section(
     rounds = max([int((row.policy or {}).get("rounds") or 1), *(p.round_no for p in pairings)])
     return SectionTable(row.event_name, row.slug, row.name, row.system, row.scoring, row.tiebreaks, rounds,
                         tuple(players), tuple(pairings), games, row.games_per_match,
-                        str((row.policy or {}).get("match_scoring") or "games"))  # fmt: skip
+                        str((row.policy or {}).get("match_scoring") or "games"),
+                        _withdrawals(connection, row.id))  # fmt: skip
+
+
+def _withdrawals(connection: Connection, section_id: int) -> dict[int, int]:
+    """Start number → the round after which the player withdrew (proctor.withdrawals)."""
+    withdrawal = _table(Withdrawal)
+    rows = connection.execute(
+        select(withdrawal.c.start_no, withdrawal.c.after_round).where(withdrawal.c.section_id == section_id)
+    )
+    return {int(r.start_no): int(r.after_round) for r in rows}
 
 
 def pairing_results(table: SectionTable, pairing: Any) -> tuple[ResultKind, ResultKind] | None:
@@ -769,7 +783,19 @@ def pairing_results(table: SectionTable, pairing: Any) -> tuple[ResultKind, Resu
         return ResultKind.PAB, ResultKind.PAB
     if pairing.result:
         return _PAIRING_RESULTS[pairing.result]
-    return table.games.get(pairing.id)
+    played = table.games.get(pairing.id)
+    return played if played is not None else _withdrawn(table, pairing)
+
+
+def _withdrawn(table: SectionTable, pairing: Any) -> tuple[ResultKind, ResultKind] | None:
+    """A game left without a result because a player had withdrawn before its round: a forfeit for the player who
+    withdrew (24.4.2; 24.4.3 a Swiss player is not paired again, and one paired anyway forfeits)."""
+    gone = [table.withdrawals.get(no, pairing.round_no) < pairing.round_no
+            for no in (pairing.black_start_no, pairing.white_start_no)]  # fmt: skip
+    if not any(gone):
+        return None
+    first, second = (ResultKind.FORFEIT_LOSS if out else ResultKind.FORFEIT_WIN for out in gone)
+    return first, second
 
 
 def complete_rounds(table: SectionTable) -> int:
@@ -890,9 +916,24 @@ def section_tournament(table: SectionTable, through: int | None = None) -> Tourn
     for a round that is not complete is a ConflictError naming its boards without a result.  A match of several
     games (regulations 2023 VII(2)) is each game as its own round (``match_scoring = "games"``), or one result a
     round (``"match"``)."""
-    if table.games_per_match > 1 and table.match_scoring == "match":
-        return matches_tournament(table, through)
-    return games_tournament(table, through)
+    by_match = table.games_per_match > 1 and table.match_scoring == "match"
+    tournament = matches_tournament(table, through) if by_match else games_tournament(table, through)
+    return _annulled(table, tournament, 1 if by_match else table.games_per_match)
+
+
+def _annulled(table: SectionTable, tournament: Tournament, per: int) -> Tournament:
+    """24.4.2: in a round robin, every result of a player who withdrew having played fewer than half of the
+    opponents is annulled (and the player leaves the table), once the standings are after the withdrawal."""
+    if table.system != "round-robin":
+        return tournament
+    for start_no, after in sorted(table.withdrawals.items()):
+        if after * per > tournament.rounds or start_no not in tournament.by_start_no():
+            continue
+        entrant = tournament.entrant(start_no)
+        played = sum(1 for r in range(1, after * per + 1) if entrant.round(r).opponent is not None)
+        if 2 * played < len(tournament.entrants) - 1:
+            tournament = withdraw(tournament, start_no, after * per)
+    return tournament
 
 
 def section_standings(table: SectionTable, through: int | None = None) -> tuple[Tournament, list[Standing]]:
@@ -992,6 +1033,7 @@ def standings_json(table: SectionTable, through: int | None = None) -> dict[str,
     scores written as in the CSV), with the tie-break names, the round they are after, the last complete round, and
     every pairing with its result (for the results entry, 28)."""
     tournament, standing = section_standings(table, through)
+    names = {p.start_no: p.name for p in table.players}
     labels = [label for label in table.tiebreaks.split(",") if label and label != "PTS"]
     if standing:
         labels = [label for label in standing[0].tiebreaks if label != "PTS"]
@@ -1008,6 +1050,8 @@ def standings_json(table: SectionTable, through: int | None = None) -> dict[str,
         "round": standings_round(table, tournament), "rounds": table.rounds, "games_per_match": table.games_per_match,
         "match_scoring": table.match_scoring, "complete": complete_rounds(table), "tiebreaks": labels,
         "rows": rows, "pairings": section_pairings(table),
+        "withdrawals": [{"start_no": no, "name": names.get(no, ""), "after_round": after, "article": "24.4"}
+                        for no, after in sorted(table.withdrawals.items())],
     }  # fmt: skip
 
 

@@ -8,7 +8,7 @@ from typing import Any, Final
 from aiohttp import web
 from sqlalchemy import func, select
 
-from proctor import errors, results, review
+from proctor import errors, results, review, withdrawals
 from proctor.models import Pairing, Section, Tournament
 from proctor.wall_clock import now_ms
 from proctor.web.downloads import attachment
@@ -119,6 +119,24 @@ async def post_result(request: web.Request) -> web.Response:
     return web.json_response(entered, status=201)
 
 
+async def post_withdrawal(request: web.Request) -> web.Response:
+    """A player's withdrawal (24.4) with its written reasons (24.1.2): the chief arbiter, a deputy chief or the
+    organising committee."""
+    who = arbiter(request)
+    context = context_of(request)
+    slug, section = request.match_info["slug"], request.match_info["section"]
+    body = await json_body(request)
+    start_no = whole_number(body, "start_no", (1, 100_000))
+    after_round = whole_number(body, "after_round", (0, 1000))
+    reason = text_field(body, "reason", required=True)
+    recorded = await context.writer.submit(
+        lambda connection, batch: withdrawals.record_withdrawal(
+            context.service, connection, batch, who, slug, section, start_no, after_round, reason, now_ms()
+        )
+    )
+    return web.json_response(recorded, status=201)
+
+
 ROUTES: Final = (
     Route("GET", "/api/v1/events", list_events, "Events, their sections and rounds", {"200": "the events"}),
     Route(
@@ -155,6 +173,15 @@ ROUTES: Final = (
          "401": "not an arbiter", "403": "not the chief or a deputy chief, or an override by a deputy (16)",
          "404": "unknown event, section or pairing",
          "409": "a bye, or the linked game's verdict differs (or it is still in play) without the chief's override"},
+        (("slug", "path", "the event's slug"), ("section", "path", "the section's slug")),
+    ),
+    Route(
+        "POST", "/api/v1/events/{slug}/sections/{section}/withdrawals", post_withdrawal,
+        "Record a player's withdrawal (24.4) {start_no, after_round (0: before the first round), reason (24.1.2)}: "
+        "chief arbiter, deputy chief or organising committee; the standings apply it (24.4.2 round robin: annulled "
+        "below half the games, forfeits from half; 24.4.3 Swiss: not paired again); audited",
+        {"201": "the withdrawal as stored", "400": "malformed", "401": "not an arbiter", "403": "another role",
+         "404": "unknown event, section or start number", "409": "the player has already withdrawn"},
         (("slug", "path", "the event's slug"), ("section", "path", "the section's slug")),
     ),
 )  # fmt: skip
