@@ -201,8 +201,13 @@ async def test_14_9_an_appeal_after_the_rounds_deadline_is_refused_unless_the_ch
     begin = now - 2 * 3_600_000
     games = {}
     for name, black, white in (("rc-r1-b1", "rc-1", "rc-3"), ("rc-r1-b2", "rc-4", "rc-2")):
-        data = {"black": {"id": black}, "white": {"id": white}, "rule": "renju", "start_at": iso(begin),
-                "time_control": {"initial_s": 4 * 3600, "increment_s": 0}}  # fmt: skip  (no flag falls meanwhile)
+        data = {
+            "black": {"id": black},
+            "white": {"id": white},
+            "rule": "renju",
+            "start_at": iso(begin),
+            "time_control": {"initial_s": 4 * 3600, "increment_s": 0},
+        }  # fmt: skip  (no flag falls meanwhile)
         status, body = await platform.send("game.created", name, data, at=begin - 60_000)
         assert status == 200, body
         games[name] = body["game"]
