@@ -37,7 +37,7 @@ async def test_the_landing_page_says_what_is_here_and_how_to_get_in(platform: Pl
     assert "Asia/Shanghai (UTC+08:00)" in page  # the event's time zone, named
 
 
-def test_the_page_escapes_what_it_shows_and_says_when_it_cannot_store() -> None:
+async def test_the_page_escapes_what_it_shows_and_says_when_it_cannot_store() -> None:
     events = [{"name": "<b>Open</b>", "zone": "UTC", "sections": ["A & B"]}]
     page = render(False, "the disk is full <now>", 3, events, 0)
     assert "&lt;b&gt;Open&lt;/b&gt;" in page and "A &amp; B" in page and "<b>Open" not in page
