@@ -143,6 +143,19 @@ class SectionSpec:
     match_scoring: str = "games"
 
 
+TEAM_SCORINGS: Final = ("youth",)
+"""How a team event is scored: ``youth``, each unit's best-placed male plus best-placed female player's points, ties
+to the lower sum of their places, then the male player's place (2021 regulations VI(2), VIII(6)2)."""
+
+
+@dataclass
+class TeamSpec:
+    slug: str
+    name: str
+    sections: list[str]
+    scoring: str = "youth"
+
+
 @dataclass
 class EventSpec:
     slug: str
@@ -154,6 +167,8 @@ class EventSpec:
     raw: dict[str, Any]
     time_zone: str = DEFAULT_ZONE
     """The IANA zone in which pages and reports show the event's times."""
+    teams: list[TeamSpec] = field(default_factory=list)
+    """Team events scored from the individual sections (``[[teams]]``)."""
 
 
 # --- Reading ---------------------------------------------------------------------------------------------------------
@@ -429,7 +444,7 @@ def parse_event(text: str, base: Path) -> EventSpec:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise EventFileError(f"not valid TOML: {error}") from None
-    top = _Reader(raw, "file", ("event", "arbiters", "sections"))
+    top = _Reader(raw, "file", ("event", "arbiters", "sections", "teams"))
     head = _Reader(
         raw.get("event"), "event", ("slug", "name", "starts", "ends", "time_zone", "appeal_deadline_minutes")
     )
@@ -482,12 +497,32 @@ def parse_event(text: str, base: Path) -> EventSpec:
                 match_scoring,
             )
         )  # fmt: skip
+    teams = _teams(top, slugs)
     date = r"(\d{4}-\d{2}-\d{2})?"
     return EventSpec(
         head.text("slug", pattern=r"[a-z0-9][a-z0-9-]*"), head.text("name", pattern=r".*\S.*"),
         head.text("starts", "", pattern=date), head.text("ends", "", pattern=date), arbiters, sections, raw,
-        time_zone,
+        time_zone, teams,
     )  # fmt: skip
+
+
+def _teams(top: _Reader, sections: set[str]) -> list[TeamSpec]:
+    """``[[teams]]``: team events scored from individual sections (2021 regulations VIII(6)2)."""
+    teams: list[TeamSpec] = []
+    for index, item in enumerate(top.tables("teams")):
+        reader = _Reader(item, f"teams[{index}]", ("slug", "name", "sections", "scoring"))
+        slug = reader.text("slug", pattern=r"[a-z0-9][a-z0-9-]*")
+        if slug in {team.slug for team in teams}:
+            raise EventFileError(f"teams[{index}].slug: {slug!r} is given twice")
+        listed = reader.table.get("sections")
+        if not isinstance(listed, list) or not listed or any(not isinstance(s, str) or s not in sections
+                                                             for s in listed):  # fmt: skip
+            raise reader.fail("sections", f"a list of this file's section slugs ({', '.join(sorted(sections))})")
+        scoring = reader.text("scoring", "youth")
+        if scoring not in TEAM_SCORINGS:
+            raise reader.fail("scoring", f"one of {', '.join(TEAM_SCORINGS)}")
+        teams.append(TeamSpec(slug, reader.text("name", pattern=r".*\S.*"), list(listed), scoring))
+    return teams
 
 
 # --- Storing and exporting -------------------------------------------------------------------------------------------

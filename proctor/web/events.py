@@ -8,7 +8,7 @@ from typing import Any, Final
 from aiohttp import web
 from sqlalchemy import func, select
 
-from proctor import errors, results, review, withdrawals
+from proctor import errors, results, review, team_events, withdrawals
 from proctor.models import Pairing, Section, Tournament
 from proctor.wall_clock import now_ms
 from proctor.web.downloads import attachment
@@ -96,6 +96,23 @@ async def get_standings(request: web.Request) -> web.Response:
     return web.json_response(body)
 
 
+async def get_team_standings(request: web.Request) -> web.Response:
+    """A team event's table (2021 regulations VIII(6)2) as JSON, or as CSV with ``format=csv``."""
+    arbiter(request)
+    context = context_of(request)
+    slug, team = request.match_info["slug"], request.match_info["team"]
+    through = int_query(request, "round")
+    kind = request.query.get("format", "json")
+    if kind not in ("json", "csv"):
+        raise errors.BadRequestError("'format' must be json or csv")
+    states = {game_id: game.state for game_id, game in dict(context.service.games).items()}
+    if kind == "csv":
+        text = await read(context, lambda c: team_events.team_standings_csv(c, slug, team, states, through))
+        return attachment(text, "text/csv", f"{slug}-{team}-standings.csv")
+    body = await read(context, lambda c: team_events.team_standings_json(c, slug, team, states, through))
+    return web.json_response(body)
+
+
 async def post_result(request: web.Request) -> web.Response:
     """Enter or correct a pairing's result (28): the chief arbiter or a deputy chief (16)."""
     who = arbiter(request)
@@ -163,6 +180,18 @@ ROUTES: Final = (
          "409": "a knockout section, or the round asked for is not complete"},
         (("slug", "path", "the event's slug"), ("section", "path", "the section's slug"),
          ("round", "query", "after this round (the last complete round by default)")),
+    ),
+    Route(
+        "GET", "/api/v1/events/{slug}/teams/{team}/standings", get_team_standings,
+        "A team event's table (2021 regulations VIII(6)2: each unit's best-placed male plus best-placed female "
+        "player's points, then the lower sum of their places, then the male player's place), from its sections' "
+        "standings; JSON, or CSV with format=csv",
+        {"200": "the table", "400": "bad round or format", "401": "not an arbiter",
+         "404": "unknown event or team event", "409": "a section's round is not complete, or a unit lacks a male or "
+         "a female player"},
+        (("slug", "path", "the event's slug"), ("team", "path", "the team event's slug"),
+         ("round", "query", "each section after this round (the last complete round by default)"),
+         ("format", "query", "json (default) or csv")),
     ),
     Route(
         "POST", "/api/v1/events/{slug}/sections/{section}/results", post_result,
