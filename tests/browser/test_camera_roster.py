@@ -116,6 +116,24 @@ async def the_csv_export(page: Page, browser: Browser) -> None:
     assert "已为 4 名棋手发链接" in (await page.text_content("#roster-answer") or "")
 
 
+async def read_qr(page: Page, selector: str) -> str:
+    """What a QR code on the page says, read from a screenshot of it as a phone would: larger, with the quiet zone
+    around it that the detector needs; tried again when a screenshot taken while the page settles (after the views'
+    resizes) does not decode."""
+    decoded = ""
+    for _ in range(3):
+        shot = await page.locator(selector).first.screenshot(animations="disabled")
+        image = cv2.imdecode(np.frombuffer(shot, np.uint8), cv2.IMREAD_GRAYSCALE)
+        assert image is not None
+        image = cv2.copyMakeBorder(cv2.resize(image, None, fx=4, fy=4, interpolation=cv2.INTER_NEAREST),
+                                   32, 32, 32, 32, cv2.BORDER_CONSTANT, value=255)  # fmt: skip
+        decoded, _points, _code = cv2.QRCodeDetector().detectAndDecode(image)
+        if decoded:
+            break
+        await page.wait_for_timeout(200)
+    return str(decoded)
+
+
 async def the_printed_sheet_and_a_reissue(page: Page, browser: Browser, served: Served) -> None:
     """Every link issued again for the sheet (the CSV's stop working); one re-issued: its old link is refused."""
     await page.select_option("#roster-which", "all")
@@ -126,11 +144,7 @@ async def the_printed_sheet_and_a_reissue(page: Page, browser: Browser, served: 
     assert await page.eval_on_selector_all(f"{sheet} img.qr", "images => images.every(i => i.naturalWidth > 0)")
     links = await page.eval_on_selector_all(f"{sheet} td.link", "cells => cells.map(c => c.textContent)")
     await views(page, "arbiter-roster-sheet-zh", selector="#roster")
-    qr = await page.locator(f"{sheet} img.qr").first.screenshot()
-    image = cv2.imdecode(np.frombuffer(qr, np.uint8), cv2.IMREAD_COLOR)
-    assert image is not None
-    decoded, _points, _code = cv2.QRCodeDetector().detectAndDecode(image)
-    assert decoded == links[0]  # a phone's camera reads the link
+    assert await read_qr(page, f"{sheet} img.qr") == links[0]  # a phone's camera reads the link
     # The print button prints the sheet alone (the print dialog itself is the browser's, not the page's).
     await page.evaluate("() => { window.__printed = []; window.print = () => window.__printed.push("
                         "document.getElementById('roster-print').textContent); }")  # fmt: skip
