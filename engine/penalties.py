@@ -32,7 +32,11 @@ class Role(enum.Enum):
     DEPUTY_CHIEF = "deputy-chief"
     CHIEF = "chief"
     COMMITTEE = "committee"
-    """The competition organising committee."""
+    """The competition organising committee (16.4: disqualification)."""
+    APPEALS_COMMITTEE = "appeals-committee"
+    """The body that rules on appeals: the rules' technical appeals committee (22.2) or, in events under the
+    regulations, their arbitration committee (2021 IX(3)-(4), 2023 VIII(2)); an odd number of members, at least 3.
+    It records, votes on and decides appeals, and reads; it acts on no game."""
     REVIEWER = "reviewer"
     """The post-event review panel: reads everything, imposes nothing."""
 

@@ -174,17 +174,26 @@ def _sha256(text: str) -> str:
 
 
 def _require_committee(who: Identity, what: str) -> None:
-    if who.role is not Role.COMMITTEE:
+    if who.role is not Role.APPEALS_COMMITTEE:
         raise ForbiddenError(
-            f"{what} is for the technical appeals committee (role committee), not the {who.role.value} (22.2)",
+            f"{what} is for the appeals committee (role appeals-committee), not the {who.role.value} (22.2)",
             article=COMMITTEE,
         )
+
+
+def _require_lawful_size(members: int) -> None:
+    """22.2: the committee has an odd number of members, at least 3 (so that a majority always exists)."""
+    if members < 3 or members % 2 == 0:
+        raise ConflictError(
+            f"the appeals committee has {members} member(s): it must have an odd number of members, at least 3, "
+            "before it rules (22.2)", article=COMMITTEE,
+        )  # fmt: skip
 
 
 def _committee_size(connection: Connection) -> int:
     return int(
         connection.execute(
-            select(func.count()).select_from(Arbiter).where(col(Arbiter.role) == Role.COMMITTEE.value)
+            select(func.count()).select_from(Arbiter).where(col(Arbiter.role) == Role.APPEALS_COMMITTEE.value)
         ).scalar_one()
     )
 
@@ -311,6 +320,7 @@ def vote(
 ) -> dict[str, Any]:  # fmt: skip
     """A committee member's vote (22.2: each member one vote, once); refused once the appeal is decided."""
     _require_committee(who, "voting on an appeal")
+    _require_lawful_size(_committee_size(connection))
     if choice not in VOTES:
         raise BadRequestError("'vote' must be uphold or reject", article=COMMITTEE)
     appeal = read_appeal(connection, appeal_id)
@@ -343,6 +353,7 @@ def decide(
         raise ConflictError(f"appeal {appeal_id} is already decided: the committee's decision is final (22.2)",
                             article=COMMITTEE)  # fmt: skip
     members = _committee_size(connection)
+    _require_lawful_size(members)
     votes = [v["vote"] for v in appeal["votes"]]
     outcome = majority(votes, members)
     if outcome == "upheld" and reasonable_basis:

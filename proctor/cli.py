@@ -387,7 +387,9 @@ def _arbiter_commands(commands: Any) -> None:
     )
     add_arbiter.add_argument("name")
     add_arbiter.add_argument(
-        "--role", required=True, choices=["arbiter", "deputy-chief", "chief", "committee", "reviewer"]
+        "--role",
+        required=True,
+        choices=["arbiter", "deputy-chief", "chief", "committee", "appeals-committee", "reviewer"],
     )
     add_arbiter.add_argument(
         "--password-stdin",

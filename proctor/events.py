@@ -45,7 +45,7 @@ from proctor.loaded_results import record_loaded_results
 from proctor.models import Arbiter, Game, Pairing, Player, Section, Tournament
 from proctor.time_zones import DEFAULT_ZONE, find_zone
 
-ROLES: Final = ("arbiter", "deputy-chief", "chief", "committee")
+ROLES: Final = ("arbiter", "deputy-chief", "chief", "committee", "appeals-committee")
 SYSTEMS: Final = ("swiss", "round-robin", "knockout")
 CHECKS: Final = ("virtual-background", "earphones", "absence", "extra-person", "devices", "camera")
 
@@ -462,6 +462,7 @@ def parse_event(text: str, base: Path) -> EventSpec:
         if role not in ROLES:
             raise reader.fail("role", f"one of {', '.join(ROLES)}")
         arbiters.append((reader.text("name", pattern=r".*\S.*"), role))
+    _check_appeals_committee(arbiters)
     sections = []
     slugs: set[str] = set()
     for index, item in enumerate(top.tables("sections")):
@@ -504,6 +505,14 @@ def parse_event(text: str, base: Path) -> EventSpec:
         head.text("starts", "", pattern=date), head.text("ends", "", pattern=date), arbiters, sections, raw,
         time_zone, teams,
     )  # fmt: skip
+
+
+def _check_appeals_committee(arbiters: list[tuple[str, str]]) -> None:
+    """22.2: an odd number of members, at least 3, when the file names the committee at all."""
+    appeals = sum(1 for _, role in arbiters if role == "appeals-committee")
+    if appeals and (appeals < 3 or appeals % 2 == 0):
+        raise EventFileError(f"arbiters: the appeals committee (role appeals-committee) needs an odd number of "
+                             f"members, at least 3 (22.2); the file names {appeals}")  # fmt: skip
 
 
 def _teams(top: _Reader, sections: set[str]) -> list[TeamSpec]:

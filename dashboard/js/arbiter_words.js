@@ -4,7 +4,7 @@
 
 export const ARBITER_WORDS = {
   zh: {
-    "role.arbiter": "裁判员", "role.deputy-chief": "副裁判长", "role.chief": "裁判长", "role.committee": "竞赛委员会",
+    "role.arbiter": "裁判员", "role.deputy-chief": "副裁判长", "role.chief": "裁判长", "role.committee": "竞赛委员会", "role.appeals-committee": "申诉（仲裁）委员会",
     "role.reviewer": "审查组（只读）", "color.black": "黑", "color.white": "白", "result.win": "{color}胜", "result.draw": "和棋",
     "result.double": "双方判负", "source.detector": "检测器", "source.service": "服务", "source.arbiter": "裁判",
     "source.player": "棋手", "source.feed": "数据流", "penalty.warning": "警告", "penalty.violation": "违规",
@@ -23,7 +23,7 @@ export const ARBITER_WORDS = {
   },
   en: {
     "role.arbiter": "arbiter", "role.deputy-chief": "deputy chief arbiter", "role.chief": "chief arbiter",
-    "role.committee": "organising committee", "role.reviewer": "review panel (read only)", "color.black": "Black",
+    "role.committee": "organising committee", "role.appeals-committee": "appeals committee", "role.reviewer": "review panel (read only)", "color.black": "Black",
     "color.white": "White", "result.win": "{color} wins", "result.draw": "Draw", "result.double": "Both lose",
     "source.detector": "detector", "source.service": "service", "source.arbiter": "arbiter",
     "source.player": "player", "source.feed": "feed", "penalty.warning": "warning", "penalty.violation": "violation",

@@ -4,6 +4,7 @@ session and logout (proctor.accounts)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -56,7 +57,18 @@ def arbiter(request: web.Request) -> Identity:
         raise errors.UnauthorizedError("an arbiter's token is needed: 'Authorization: Bearer TOKEN', or log in")
     if who.role is Role.REVIEWER and request.method not in SAFE_METHODS:
         raise errors.ForbiddenError("the review panel reads only")
+    if (
+        who.role is Role.APPEALS_COMMITTEE
+        and request.method not in SAFE_METHODS
+        and not APPEAL_WRITES.match(request.path)
+    ):
+        raise errors.ForbiddenError("the appeals committee records, votes on and decides appeals, and reads (22.2)",
+                                    article="22.2")  # fmt: skip
     return who
+
+
+APPEAL_WRITES = re.compile(r"^/api/v1/appeals(/\d+/(votes|decision))?$")
+"""The writes the appeals committee makes: an appeal recorded, a vote, the decision."""
 
 
 def still_authorised(request: web.Request) -> Callable[[], str | None]:

@@ -232,9 +232,12 @@ async def reviewer_is_refused_a_vote(browser: Browser, served: Served, appeal: i
 
 @pytest.mark.asyncio
 async def test_appeals_are_filed_voted_and_decided_through_the_page(served: Served) -> None:
-    """Chen (committee) files an appeal, votes and decides it on the Appeals tab; Zhao's (reviewer) vote is refused by
-    the server (22.2) and the page shows its message."""
-    add_arbiter(served.context.settings, "Chen", "committee", "token-chen")
+    """Chen (of the appeals committee, with Wu and Sun: 22.2 wants an odd number, at least 3) files an appeal, votes
+    and, once Wu has voted too, decides it on the Appeals tab; Zhao's (reviewer) vote is refused by the server (22.2)
+    and the page shows its message."""
+    add_arbiter(served.context.settings, "Chen", "appeals-committee", "token-chen")
+    add_arbiter(served.context.settings, "Wu", "appeals-committee", "token-wu")
+    add_arbiter(served.context.settings, "Sun", "appeals-committee", "token-sun")
     add_arbiter(served.context.settings, "Zhao", "reviewer", REVIEWER_TOKEN)
     game = await start_game(served.platform, "a1", now_ms() - 60_000, "rapid-15", "freestyle")
     async with async_playwright() as playwright:
@@ -266,6 +269,9 @@ async def test_appeals_are_filed_voted_and_decided_through_the_page(served: Serv
             await appeal_message(page, "201")
             await page.wait_for_function("() => document.querySelectorAll('#appeal-votes li:not(.muted)').length === 1")
             assert "Chen" in (await page.text_content("#appeal-votes") or "")
+            async with served.http.post(f"{served.base}/api/v1/appeals/{appeal}/votes", json={"vote": "uphold"},
+                                        headers={"Authorization": "Bearer token-wu"}) as response:  # fmt: skip
+                assert response.status == 201  # a majority of the three
             await page.click("#decide-submit")
             await appeal_message(page, "201")
             await page.wait_for_selector("#appeal-detail[data-status='upheld']", timeout=5_000)

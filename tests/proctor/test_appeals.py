@@ -38,7 +38,7 @@ def appeal_body(game: int, **changes: Any) -> dict[str, Any]:
 
 
 async def committee(settings: Settings, size: int) -> list[str]:
-    return [add_arbiter(settings, f"委员{n}", "committee") for n in range(1, size + 1)]
+    return [add_arbiter(settings, f"委员{n}", "appeals-committee") for n in range(1, size + 1)]
 
 
 async def test_an_appeal_is_upheld_by_majority_and_its_deposit_returned(
@@ -67,7 +67,7 @@ async def test_an_appeal_is_upheld_by_majority_and_its_deposit_returned(
     assert status == 201
     assert decided["status"] == "upheld"
     assert decided["decision"] | {"at": 0} == {
-        "outcome": "upheld", "uphold": 2, "reject": 0, "committee": 3, "by": "委员3", "role": "committee",
+        "outcome": "upheld", "uphold": 2, "reject": 0, "committee": 3, "by": "委员3", "role": "appeals-committee",
         "note": "upheld: the flag had not fallen", "at": 0, "article": "22.2",
     }  # fmt: skip
     assert (decided["deposit"]["outcome"], decided["deposit"]["returned"]) == ("returned", "500")
@@ -116,23 +116,29 @@ async def test_a_rejected_appeal_forfeits_its_deposit_or_half_of_it(platform: Pl
     assert (status, body["article"]) == (400, "22.1, 22.2")  # a reasonable basis matters only for an appeal that fails
 
 
-async def test_a_tied_committee_cannot_decide(platform: Platformer, settings: Settings) -> None:
+async def test_22_2_a_committee_of_an_even_number_or_fewer_than_three_does_not_rule(
+    platform: Platformer, settings: Settings
+) -> None:
+    """22.2: an odd number of members, at least 3: with 2 (a tie possible) no vote is taken, nor with 1."""
     arbiter = add_arbiter(settings, "Li", "arbiter")
     members = await committee(settings, 2)
     game = await started_game(platform, "ap3")
     _, appeal = await act(platform, arbiter, "/api/v1/appeals", appeal_body(game))
-    for member, choice in zip(members, ("uphold", "reject"), strict=True):
-        await act(platform, member, f"/api/v1/appeals/{appeal['id']}/votes", {"vote": choice})
+    status, body = await act(platform, members[0], f"/api/v1/appeals/{appeal['id']}/votes", {"vote": "uphold"})
+    assert (status, body["article"]) == (409, "22.2")
+    assert "odd number of members, at least 3" in body["message"]
     status, body = await act(platform, members[0], f"/api/v1/appeals/{appeal['id']}/decision", {})
-    assert (status, body["error"], body["article"]) == (409, "tie", "22.2")
-    assert body["uphold"] == body["reject"] == 1
+    assert (status, body["article"]) == (409, "22.2")
+    members.append(add_arbiter(settings, "委员3", "appeals-committee"))
+    status, _ = await act(platform, members[0], f"/api/v1/appeals/{appeal['id']}/votes", {"vote": "uphold"})
+    assert status == 201  # three members: the committee rules
 
 
 async def test_who_may_lodge_vote_and_decide(platform: Platformer, settings: Settings) -> None:
     arbiter = add_arbiter(settings, "Li", "arbiter")
     chief = add_arbiter(settings, "Chief", "chief")
     reviewer = add_arbiter(settings, "Panel", "reviewer")
-    (member,) = await committee(settings, 1)
+    member, *_ = await committee(settings, 3)
     game = await started_game(platform, "ap4")
     status, _ = await act(platform, reviewer, "/api/v1/appeals", appeal_body(game))
     assert status == 403  # the review panel reads only
@@ -168,6 +174,9 @@ async def test_who_may_lodge_vote_and_decide(platform: Platformer, settings: Set
     assert status == 403
     status, _ = await act(platform, member, votes, {"vote": "maybe"})
     assert status == 400
+    status, body = await act(platform, member, "/api/v1/incidents",
+                             {"game": game, "kind": "clock-mismatch", "summary": "x"})  # fmt: skip
+    assert (status, body["article"]) == (403, "22.2")  # the committee acts on appeals only
     status, _ = await act(platform, member, "/api/v1/appeals/999/votes", {"vote": "uphold"})
     assert status == 404
     status, body = await act(platform, member, votes, {"vote": "reject"})
