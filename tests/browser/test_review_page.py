@@ -275,6 +275,10 @@ async def test_appeals_are_filed_voted_and_decided_through_the_page(served: Serv
             await page.click("#decide-submit")
             await appeal_message(page, "201")
             await page.wait_for_selector("#appeal-detail[data-status='upheld']", timeout=5_000)
+            # Roles and the deposit's fate in the page's words (Chinese by default), not the server's ids.
+            assert "Chen (申诉（仲裁）委员会)" in (await page.text_content("#appeal-facts") or "")
+            decision = await page.text_content("#appeal-decision") or ""
+            assert "押金 退还 500 CNY" in decision and "appeals-committee" not in decision, decision
             await page.click("#decide-submit")  # the decision is final (22.2)
             assert "409" in await appeal_message(page, "409")
 
