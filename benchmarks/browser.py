@@ -36,22 +36,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aiohttp import ClientSession, web
 from playwright.async_api import async_playwright
-from sqlalchemy import insert
 
 from benchmarks.composition import Composer, Cutout, make_cutouts
 from benchmarks.detectors import ROOT, table
 from benchmarks.evalset import ClipLabels, ClipSpec, Raised, browser_scenarios, labels_for
 from benchmarks.media import default_cache, ensure_media
-from proctor.accounts import token_hash
 from proctor.app import create_app
 from proctor.context import CONTEXT
-from proctor.database import create_database_engine
-from proctor.models import Arbiter
 from proctor.settings import Settings
 from proctor.signatures import signed_headers
 from tests.browser.chromium import CHROMIUM, launch
-from tests.browser.scenario import ADDRESS, private_network
-from tests.proctor.conftest import iso, register_platform
+from tests.browser.scenario import ADDRESS, prepare_database, private_network
+from tests.proctor.conftest import iso
 from video.analysis import FrameAnalyser
 from video.checks import Finding, Observation
 
@@ -119,16 +115,6 @@ async def play(played: Played, clip: Path, base: str, link: str, found: Callable
     played.raised = [Raised(check, at - started) for check, at in found() if at - started <= spec.seconds + GRACE_S]
 
 
-def prepare(database: str) -> str:
-    """A migrated database with the platform ``bench`` and a chief arbiter; the platform's webhook secret."""
-    secret = register_platform(database, "bench")
-    engine = create_database_engine(Settings(database_url=database))
-    with engine.begin() as connection:
-        connection.execute(insert(Arbiter).values(name="Bench", role="chief", token_hash=token_hash(TOKEN)))
-    engine.dispose()
-    return secret
-
-
 def tap(ingest: Any) -> tuple[dict[str, list[tuple[str, float]]], dict[int, list[tuple[float, Observation]]]]:
     """Record, as the service's ingest analyses the streams, each finding it raises (by player: its check and when)
     and each analysed frame's observation (by analyser: when, and what it showed)."""
@@ -178,7 +164,7 @@ async def run(specs: list[ClipSpec], browsers: int, models: Path, cache: Path | 
         clips[spec.name] = workdir / f"{spec.name}.y4m"
         write_y4m(spec, cutouts, paths, clips[spec.name])
     database = f"sqlite:///{workdir / 'proctor.db'}"
-    secret = prepare(database)
+    secret = prepare_database(database, "bench", ("Bench", "chief", TOKEN))
     settings = Settings(database_url=database, host=ADDRESS, port=PORT, media_dir=str(workdir / "media"),
                         models_dir=str(models))  # fmt: skip
     app = create_app(settings)

@@ -82,10 +82,7 @@ def set_password(connection: Connection, name: str, password: str) -> None:
         raise NotFoundError(f"no arbiter {name!r}")
     connection.execute(update(Arbiter).where(col(Arbiter.id) == row.id).values(password_hash=_HASHER.hash(password)))
     record_account(connection, name, "password", "password", now_ms())
-    connection.execute(
-        update(ArbiterSession).where(col(ArbiterSession.arbiter_id) == row.id, col(ArbiterSession.ended_ms).is_(None))
-        .values(ended_ms=0)
-    )  # fmt: skip
+    _end_sessions(connection, int(row.id), 0)
 
 
 def _end_sessions(connection: Connection, arbiter_id: int, now: int) -> None:

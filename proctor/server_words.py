@@ -408,8 +408,7 @@ def _incident_text(w: Speech, facts: IncidentFacts, names: Mapping[str, str]) ->
             return w.say("clock-mismatch.who", who=w.say(f"seat.{match.group(1)}"), **values)
         return w.say("clock-mismatch", **values)
     if kind == "platform-disagreement" and evidence.get("seq") is not None:
-        kind_of = str(evidence.get("type") or "")
-        what = w.say(f"feed.{kind_of}") if w.has_said(f"feed.{kind_of}") else w.say("feed.other", type=kind_of)
+        what = _feed_kind(w, evidence)
         key = "platform-disagreement.over" if _OVER.match(summary) else "platform-disagreement"
         return w.say(key, what=what, seq=evidence["seq"], article=article)
     if kind == "result-mismatch" and isinstance(evidence.get("claim"), dict):
@@ -453,11 +452,16 @@ def _incident_text(w: Speech, facts: IncidentFacts, names: Mapping[str, str]) ->
     return w.kind(kind)
 
 
+def _feed_kind(w: Speech, evidence: Mapping[str, Any]) -> str:
+    """The kind of the platform's message an incident is about ("the player's arrival"), in words."""
+    kind_of = str(evidence.get("type") or "")
+    return w.say(f"feed.{kind_of}") if w.has_said(f"feed.{kind_of}") else w.say("feed.other", type=kind_of)
+
+
 def _late_text(w: Speech, kind: str, evidence: Mapping[str, Any]) -> str:
     """A delivery stamped before the verdict (proctor.revisions): put in its place, or left to the arbiter."""
-    kind_of = str(evidence.get("type") or "")
-    what = w.say(f"feed.{kind_of}") if w.has_said(f"feed.{kind_of}") else w.say("feed.other", type=kind_of)
-    values = {"what": what, "seq": evidence["seq"], "d": w.duration(int(evidence.get("early_ms") or 0))}
+    early = w.duration(int(evidence.get("early_ms") or 0))
+    values = {"what": _feed_kind(w, evidence), "seq": evidence["seq"], "d": early}
     if kind == "late-delivery":
         why = str(evidence.get("why") or "")
         reason = w.say(f"late-delivery.{why}", d=w.duration(int(evidence.get("window_ms") or 0)))

@@ -97,12 +97,16 @@ def write_y4m(path: Path, script: list[tuple[float, int]], case: str = "") -> No
             out.write(b"FRAME\n" + picture)
 
 
-def prepare_database(url: str) -> str:
-    """A migrated database with the platform ``web`` and an arbiter; the platform's webhook secret."""
-    secret = register_platform(url, "web")
+def prepare_database(
+    url: str, platform: str = "web", arbiter: tuple[str, str, str] = ("Arb", "arbiter", ARBITER_TOKEN)
+) -> str:
+    """A migrated database with the platform and an arbiter (name, role, bearer token); the platform's webhook
+    secret."""
+    secret = register_platform(url, platform)
+    name, role, token = arbiter
     engine = create_database_engine(Settings(database_url=url))
     with engine.begin() as connection:
-        connection.execute(insert(Arbiter).values(name="Arb", role="arbiter", token_hash=token_hash(ARBITER_TOKEN)))
+        connection.execute(insert(Arbiter).values(name=name, role=role, token_hash=token_hash(token)))
     engine.dispose()
     return secret
 
