@@ -81,10 +81,11 @@ def test_a_virtual_background_from_the_streams_start(tmp_path: Path) -> None:
 
 
 def test_a_blurred_background(tmp_path: Path) -> None:
-    """The player sharp over the camera's own room blurred by 12 px (an app's background blur)."""
+    """The player sharp over the camera's own room blurred by 12 px (an app's background blur), from the first frame:
+    through the encoder's warm-up, when the person's own detail is still coming in."""
     result = run_case("blurred", tmp_path)
     incident = result["incident"]
     assert incident is not None, result
     assert (incident["kind"], incident["article"]) == ("background-blurred", "36.4")
-    assert result["detected_after_change_s"] <= 15.0
+    assert result["detected_after_change_s"] <= 20.0  # from the stream's start (issue 11's target)
     assert [kind for kind, _ in result["all_incidents"]] == ["background-blurred"]
