@@ -935,16 +935,21 @@ class Camera:
     async def approve(
         self, who: Identity, player_ref: str, approved: bool, note: str, incident: int | None
     ) -> dict[str, Any]:
-        """The arbiter's approval of the player's setup after the pre-game environment check (36.4)."""
+        """The arbiter's approval of the player's setup after the pre-game environment check (36.4), with whether the
+        player's camera was streaming then (``streaming``): an approval given while it streams, after the room scan and
+        the ear check, is the player's check-in for their next round (24.1.1, proctor.check_ins)."""
         self.require_known(player_ref)
         at = now_ms()
+        streaming = self.ingest is not None and self.ingest.live(player_ref) is not None
         verdict = "setup approved" if approved else "setup not approved"
-        action = CameraControl(who, player_ref, "approval", incident, {"approved": approved, "note": note},
-                               {"approved": approved, "note_sha256": _sha256(note.encode())},
+        action = CameraControl(who, player_ref, "approval", incident,
+                               {"approved": approved, "note": note, "streaming": streaming},
+                               {"approved": approved, "note_sha256": _sha256(note.encode()), "streaming": streaming},
                                f"{verdict}: {note}" if note else verdict)  # fmt: skip
         row_id, _ = await self._record_control(action, at)
         self.tell(player_ref, "approval", {"approved": approved, "note": note, "at": at})
-        return {"id": row_id, "player": player_ref, "approved": approved, "incident": incident, "at": at}
+        return {"id": row_id, "player": player_ref, "approved": approved, "incident": incident, "at": at,
+                "streaming": streaming}  # fmt: skip
 
     def status(self, player_ref: str) -> dict[str, Any]:
         """The player's camera as the arbiters see it."""

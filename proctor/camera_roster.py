@@ -27,7 +27,7 @@ from proctor.accounts import Identity
 from proctor.assignments import Place, require_assigned, restricted
 from proctor.errors import BadRequestError, NotFoundError
 from proctor.models import CameraAction, Game, Pairing, Player, Section, StreamToken, Tournament
-from proctor.review import spreadsheet_text
+from proctor.spreadsheets import spreadsheet_text
 from proctor.time_zones import config_zone, local_time
 
 ARTICLE: Final = "36"
@@ -182,7 +182,7 @@ CSV_HEADER: Final = ("start_no", "name", "team", "round", "board", "player_id", 
 def links_csv(issued: Sequence[Mapping[str, Any]], time_zone: str) -> str:
     """The issued links as CSV, one row a player in start-number order: start number, name, team, round, board, the
     platform id, the link and when it expires (24-hour, in the event's zone, named in the column's header).  Names and
-    teams that a spreadsheet would run as a formula are neutralised (proctor.review.spreadsheet_text)."""
+    teams that a spreadsheet would run as a formula are neutralised (proctor.spreadsheets)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow([*CSV_HEADER[:-1], f"expires ({time_zone})"])

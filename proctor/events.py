@@ -26,23 +26,35 @@ from pathlib import Path
 from typing import Any, Final
 
 import tomli_w
-from sqlalchemy import Connection, delete, func, insert, select
+from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlmodel import col
 
-from engine.adjudication import BothDisconnected
-from engine.clock import find_time_control
+from engine.adjudication import BothDisconnected, restore
+from engine.clock import TimeControl, find_time_control
 from engine.errors import EngineError
 from engine.game import AdjudicationMode
+from engine.knockout import MATCH_LENGTHS
 from engine.openings import find_opening
 from engine.penalties import DEFAULT_POLICY_LADDERS, Ladder, PenaltyPolicy
 from engine.rules import find_rule_set
 from engine.standings import RULES_ORDER, ResultKind, System, parse_tiebreaks
 from engine.trf import read_trf
 from proctor.account_log import record_account
+from proctor.brackets import (
+    STORED_RESULTS,
+    BracketError,
+    BracketSettings,
+    advance_section,
+    replay_bracket,
+    replay_section,
+    section_row,
+    store_draw,
+)
 from proctor.ear_checks import MAX_PER_HOUR, SPACING_MS
 from proctor.errors import BadRequestError, ConflictError, NotFoundError
+from proctor.game_results import game_results
 from proctor.loaded_results import record_loaded_results
-from proctor.models import Arbiter, Game, Pairing, Player, Section, Tournament
+from proctor.models import Arbiter, BracketDraw, Game, Pairing, Player, Section, Tournament, Withdrawal
 from proctor.time_zones import DEFAULT_ZONE, find_zone
 
 ROLES: Final = ("arbiter", "deputy-chief", "chief", "committee", "appeals-committee")
@@ -141,6 +153,44 @@ class SectionSpec:
     players: list[PlayerSpec]
     pairings: list[PairingSpec]
     match_scoring: str = "games"
+    knockout: KnockoutSpec | None = None
+    """The bracket's settings, for a knockout section."""
+    play_off_ties: str = "none"
+    """Which ties a play-off decides (PLAY_OFF_TIES)."""
+
+
+PLAY_OFF_TIES: Final = ("none", "qualification", "medals")
+"""Which ties left after every tie-break a play-off decides (regulations 2023 VII(4)3): ``none``, places are shared;
+``qualification``, a tie across the cut to the knockout finals; ``medals``, a tie touching places 1 to 3."""
+DEFAULT_PLAY_OFF: Final = ("playoff-5+3", "playoff-3+2")
+"""The regulations' play-off (2023 VII(4)3, 2021 VIII(5)): two games at 5 min + 3 s, then single games at 3 min + 2 s
+until one is won."""
+KNOCKOUT_KEYS: Final = ("qualify_from", "qualifiers", "third_place_match", "final_games", "play_off", "seeds")
+"""The keys of a knockout section only."""
+MEDAL_PLACES: Final = 3
+"""Places 1 to 3 receive medals (regulations 2023 IX(1))."""
+
+
+@dataclass
+class KnockoutSpec:
+    """A knockout section (27.1; regulations 2023 VII(3): the top eight of the preliminaries play the finals)."""
+
+    qualify_from: str = ""
+    """The preliminary section whose final standings seed the bracket; empty: the section lists its own players."""
+    qualifiers: int = 0
+    third_place_match: bool = False
+    """28.4: places 3 and 4 decided by a match of the semi-finals' losers; otherwise they share 3rd."""
+    final_games: int | None = None
+    """The final's games when it is a longer match than the others (27.7); None: ``games_per_match``."""
+    play_off: tuple[str, str] = DEFAULT_PLAY_OFF
+    """A tied match's play-off: the time control of its two first games, then of the single games (30.4)."""
+    seeds: list[int] = field(default_factory=list)
+    """The listed players' start numbers by seed; empty: by start number."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"qualify_from": self.qualify_from, "qualifiers": self.qualifiers,
+                "third_place_match": self.third_place_match, "final_games": self.final_games,
+                "play_off": list(self.play_off), "seeds": list(self.seeds)}  # fmt: skip
 
 
 TEAM_SCORINGS: Final = ("youth",)
@@ -305,10 +355,12 @@ def _players(items: list[Any], where: str) -> list[PlayerSpec]:
     return players
 
 
-def _pairings(items: list[Any], where: str, numbers: set[int], games_per_match: int) -> list[PairingSpec]:
+def _pairings(
+    items: list[Any], where: str, numbers: set[int], games_per_match: int, play_offs: bool = False
+) -> list[PairingSpec]:
     """The pairings, each game of a match its own (``game``, 1 by default); a match's games missing from the file are
     added with the colours swapped game by game (regulations 2023 VII(2): in the second game the players swap first
-    and second)."""
+    and second).  ``play_offs``: a knockout's match may go on past ``games_per_match`` (its play-off games)."""
     pairings = []
     seen: dict[tuple[int, int, int], PairingSpec] = {}
     for index, item in enumerate(items):
@@ -321,7 +373,7 @@ def _pairings(items: list[Any], where: str, numbers: set[int], games_per_match: 
             reader.text("result", "", pattern=r"(1-0|0-1|½-½|\+/-|-/\+|-/-|0-0)?"),
             reader.integer("game", 1, minimum=1),
         )  # fmt: skip
-        if pairing.game_no > games_per_match:
+        if pairing.game_no > games_per_match and not play_offs:
             raise EventFileError(f"{path}.game: the section plays {games_per_match} game(s) per match "
                                  "(games_per_match)")  # fmt: skip
         for side, number in (("black", pairing.black), ("white", pairing.white)):
@@ -333,7 +385,8 @@ def _pairings(items: list[Any], where: str, numbers: set[int], games_per_match: 
             raise EventFileError(f"{path}: round {pairing.round_no} board {pairing.board}{game} is given twice")
         seen[key] = pairing
         pairings.append(pairing)
-    pairings.extend(_missing_games(pairings, games_per_match))
+    if not play_offs:
+        pairings.extend(_missing_games(pairings, games_per_match))
     _check_matches(pairings, where)
     return sorted(pairings, key=lambda p: (p.round_no, p.board, p.game_no))
 
@@ -423,7 +476,7 @@ def _matches(reader: _Reader) -> tuple[int, str]:
 
 
 def _entries(
-    reader: _Reader, where: str, base: Path, games_per_match: int
+    reader: _Reader, where: str, base: Path, games_per_match: int, play_offs: bool = False
 ) -> tuple[list[PlayerSpec], list[PairingSpec]]:
     """A section's players and pairings, inline or from its TRF file."""
     if "trf" in reader.table and ("players" in reader.table or "pairings" in reader.table):
@@ -434,8 +487,57 @@ def _entries(
         return _from_trf(base / reader.text("trf"), f"{where}.trf")
     players = _players(reader.tables("players"), f"{where}.players")
     pairings = _pairings(reader.tables("pairings"), f"{where}.pairings", {p.start_no for p in players},
-                         games_per_match)  # fmt: skip
+                         games_per_match, play_offs)  # fmt: skip
     return players, pairings
+
+
+def _section(item: object, where: str, base: Path, earlier: list[SectionSpec]) -> SectionSpec:
+    """One ``[[sections]]`` table, checked (``earlier``: the sections before it, which a knockout may qualify from)."""
+    known = ("slug", "name", "rule", "opening", "max_candidates", "time_control", "system", "rounds", "scoring",
+             "tiebreaks", "games_per_match", "match_scoring", "policy", "players", "pairings", "trf",
+             "qualify_from", "qualifiers", "third_place_match", "final_games", "play_off", "seeds",
+             "play_off_ties")  # fmt: skip
+    reader = _Reader(item, where, known)
+    slug = reader.text("slug", pattern=r"[a-z0-9][a-z0-9-]*")
+    rule = reader.text("rule", "renju")
+    _check(f"{where}.rule", lambda: find_rule_set(rule))
+    max_candidates = reader.optional_integer("max_candidates", minimum=1)
+    opening = reader.text("opening", "free")
+    _check(f"{where}.opening", lambda: find_opening(opening, max_candidates))
+    time_control = reader.text("time_control")
+    _check(f"{where}.time_control", lambda: find_time_control(time_control))
+    system = reader.text("system", "swiss")
+    if system not in SYSTEMS:
+        raise reader.fail("system", f"one of {', '.join(SYSTEMS)}")
+    scoring = reader.text("scoring", "1/0.5/0", pattern=r"\d+(\.\d+)?/\d+(\.\d+)?/\d+(\.\d+)?")
+    default_order = RULES_ORDER[System.ROUND_ROBIN if system == "round-robin" else System.SWISS]
+    tiebreaks = reader.text("tiebreaks", default_order)
+    _check(f"{where}.tiebreaks", lambda: parse_tiebreaks(tiebreaks))
+    games_per_match, match_scoring = _matches(reader)
+    knockout = _knockout(reader, time_control, earlier) if system == "knockout" else None
+    misplaced = [key for key in KNOCKOUT_KEYS if key in reader.table] if knockout is None else []
+    if misplaced:
+        raise EventFileError(f"{where}.{misplaced[0]}: only a knockout section (system = \"knockout\") has this key; "
+                             "a tie in a points table is played off by play_off_ties")  # fmt: skip
+    players: list[PlayerSpec] = []
+    pairings: list[PairingSpec] = []
+    if knockout is None or not knockout.qualify_from or "players" in reader.table:
+        players, pairings = _entries(reader, where, base, games_per_match, knockout is not None)
+    if knockout is not None and knockout.qualify_from and players and len(players) != knockout.qualifiers:
+        raise EventFileError(f"{where}.players: a knockout drawn from {knockout.qualify_from} lists its "
+                             f"{knockout.qualifiers} qualifiers by seed, or none before the draw")  # fmt: skip
+    play_off_ties = reader.text("play_off_ties", "none")
+    if play_off_ties not in PLAY_OFF_TIES or (system == "knockout" and play_off_ties != "none"):
+        raise reader.fail("play_off_ties", f"one of {', '.join(PLAY_OFF_TIES)} (regulations 2023 VII(4)3), and "
+                          "none in a knockout, whose every tied match is played off")  # fmt: skip
+    rounds = reader.integer("rounds", 1, minimum=1)
+    if knockout is not None:
+        rounds = _knockout_rounds(knockout, players, pairings, games_per_match, where)
+    return SectionSpec(
+        slug, reader.text("name", pattern=r".*\S.*"), rule, opening, time_control, system, rounds, scoring, tiebreaks,
+        games_per_match, max_candidates, _policy(reader.table.get("policy", {}), f"{where}.policy"), players,
+        pairings, match_scoring, knockout, play_off_ties,
+    )  # fmt: skip
 
 
 def parse_event(text: str, base: Path) -> EventSpec:
@@ -463,48 +565,93 @@ def parse_event(text: str, base: Path) -> EventSpec:
             raise reader.fail("role", f"one of {', '.join(ROLES)}")
         arbiters.append((reader.text("name", pattern=r".*\S.*"), role))
     _check_appeals_committee(arbiters)
-    sections = []
-    slugs: set[str] = set()
+    sections: list[SectionSpec] = []
     for index, item in enumerate(top.tables("sections")):
-        where = f"sections[{index}]"
-        known = ("slug", "name", "rule", "opening", "max_candidates", "time_control", "system", "rounds", "scoring",
-                 "tiebreaks", "games_per_match", "match_scoring", "policy", "players", "pairings", "trf")  # fmt: skip
-        reader = _Reader(item, where, known)
-        slug = reader.text("slug", pattern=r"[a-z0-9][a-z0-9-]*")
-        if slug in slugs:
-            raise EventFileError(f"{where}.slug: {slug!r} is given twice")
-        slugs.add(slug)
-        rule = reader.text("rule", "renju")
-        _check(f"{where}.rule", lambda rule=rule: find_rule_set(rule))
-        max_candidates = reader.optional_integer("max_candidates", minimum=1)
-        opening = reader.text("opening", "free")
-        _check(f"{where}.opening", lambda opening=opening, cap=max_candidates: find_opening(opening, cap))
-        time_control = reader.text("time_control")
-        _check(f"{where}.time_control", lambda tc=time_control: find_time_control(tc))
-        system = reader.text("system", "swiss")
-        if system not in SYSTEMS:
-            raise reader.fail("system", f"one of {', '.join(SYSTEMS)}")
-        scoring = reader.text("scoring", "1/0.5/0", pattern=r"\d+(\.\d+)?/\d+(\.\d+)?/\d+(\.\d+)?")
-        default_order = RULES_ORDER[System.ROUND_ROBIN if system == "round-robin" else System.SWISS]
-        tiebreaks = reader.text("tiebreaks", default_order)
-        _check(f"{where}.tiebreaks", lambda tb=tiebreaks: parse_tiebreaks(tb))
-        games_per_match, match_scoring = _matches(reader)
-        players, pairings = _entries(reader, where, base, games_per_match)
-        sections.append(
-            SectionSpec(
-                slug, reader.text("name", pattern=r".*\S.*"), rule, opening, time_control, system,
-                reader.integer("rounds", 1, minimum=1), scoring, tiebreaks, games_per_match,
-                max_candidates, _policy(reader.table.get("policy", {}), f"{where}.policy"), players, pairings,
-                match_scoring,
-            )
-        )  # fmt: skip
-    teams = _teams(top, slugs)
+        section = _section(item, f"sections[{index}]", base, sections)
+        if section.slug in {s.slug for s in sections}:
+            raise EventFileError(f"sections[{index}].slug: {section.slug!r} is given twice")
+        sections.append(section)
+    _check_cuts(sections)
+    teams = _teams(top, {s.slug for s in sections})
     date = r"(\d{4}-\d{2}-\d{2})?"
     return EventSpec(
         head.text("slug", pattern=r"[a-z0-9][a-z0-9-]*"), head.text("name", pattern=r".*\S.*"),
         head.text("starts", "", pattern=date), head.text("ends", "", pattern=date), arbiters, sections, raw,
         time_zone, teams,
     )  # fmt: skip
+
+
+def _nominal_ms(control: TimeControl) -> int:
+    """A game's nominal length for one player: the initial time and 60 moves' increments (as FIDE compares rates)."""
+    return control.initial_ms + 60 * control.increment_ms + control.after_pool_ms
+
+
+def _knockout(reader: _Reader, time_control: str, earlier: list[SectionSpec]) -> KnockoutSpec:
+    """A knockout section's settings (27.1, 27.7, 28.4; regulations 2023 VII(3), VII(4)3)."""
+    games = reader.integer("games_per_match", 1, 1)
+    if games not in MATCH_LENGTHS:
+        raise reader.fail("games_per_match", "1, 2, 3, 5 or 7 games a match in a knockout (27.7)")
+    final = reader.optional_integer("final_games", 1)
+    if final is not None and final not in MATCH_LENGTHS:
+        raise reader.fail("final_games", "1, 2, 3, 5 or 7 games (27.7)")
+    qualify_from = reader.text("qualify_from", "")
+    qualifiers = reader.integer("qualifiers", 0, 0)
+    if qualify_from:
+        source = next((s for s in earlier if s.slug == qualify_from), None)
+        if source is None or source.system == "knockout":
+            raise reader.fail("qualify_from", "the slug of a preliminary section (Swiss or round robin) listed before "
+                              "this one (regulations 2023 VII(3))")  # fmt: skip
+        if not 2 <= qualifiers <= max(2, len(source.players)):
+            raise reader.fail("qualifiers", f"how many of {qualify_from}'s players go on: 2 to its "
+                              f"{len(source.players)} players (regulations 2023 VII(3): the top eight)")  # fmt: skip
+    elif "qualifiers" in reader.table:
+        raise reader.fail("qualifiers", "no qualifiers without qualify_from (the section's players are listed)")
+    listed = reader.table.get("play_off", list(DEFAULT_PLAY_OFF))
+    if not isinstance(listed, list) or len(listed) != 2 or not all(isinstance(x, str) for x in listed):
+        raise reader.fail("play_off", "two time controls: the play-off's first two games, then its single games "
+                          '(regulations 2023 VII(4)3: ["5+3", "3+2"])')  # fmt: skip
+    controls = [_check(f"{reader.where}.play_off", lambda text=text: find_time_control(text)) for text in listed]
+    regular = find_time_control(time_control)
+    if any(_nominal_ms(control) >= _nominal_ms(regular) for control in controls):
+        raise reader.fail("play_off", f"time controls faster than the section's own ({time_control}): a play-off's "
+                          "rate must be faster than the normal games' (30.4)")  # fmt: skip
+    seeds = reader.table.get("seeds", [])
+    if not isinstance(seeds, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in seeds):
+        raise reader.fail("seeds", "a list of the section's start numbers, seed 1 first")
+    third = reader.flag("third_place_match", False)
+    return KnockoutSpec(qualify_from, qualifiers, third, final, (listed[0], listed[1]), list(seeds))
+
+
+def _knockout_rounds(
+    spec: KnockoutSpec, players: list[PlayerSpec], pairings: list[PairingSpec], games: int, where: str
+) -> int:
+    """The bracket's rounds (2^k slots for the field); a listed field is drawn now: its seeds and pairings must fit
+    the bracket (proctor.brackets)."""
+    field_size = spec.qualifiers if spec.qualify_from else len(players)
+    if field_size < 2:
+        raise EventFileError(f"{where}: a knockout needs at least 2 players (27.1): list them, or qualify_from a "
+                             "preliminary section with qualifiers")  # fmt: skip
+    if spec.third_place_match and field_size < 4:
+        raise EventFileError(f"{where}.third_place_match: a match for third place needs at least 4 players (28.4)")
+    if players:
+        numbers = sorted(p.start_no for p in players)
+        if spec.seeds and sorted(spec.seeds) != numbers:
+            raise EventFileError(f"{where}.seeds: every listed player's start number once, seed 1 first")
+        settings = BracketSettings(games, spec.final_games, spec.third_place_match, spec.play_off)
+        try:
+            replay_bracket(settings, spec.seeds or numbers, pairings, lambda p: p.result or None)
+        except (EngineError, BracketError) as error:
+            raise EventFileError(f"{where}.pairings: {error}") from None
+    return (field_size - 1).bit_length()
+
+
+def _check_cuts(sections: list[SectionSpec]) -> None:
+    """``play_off_ties = "qualification"`` needs a knockout that qualifies from the section."""
+    feeding = {s.knockout.qualify_from for s in sections if s.knockout is not None and s.knockout.qualify_from}
+    for index, section in enumerate(sections):
+        if section.play_off_ties == "qualification" and section.slug not in feeding:
+            raise EventFileError(f"sections[{index}].play_off_ties: qualification needs a knockout section that "
+                                 f"qualifies from {section.slug} (qualify_from)")  # fmt: skip
 
 
 def _check_appeals_committee(arbiters: list[tuple[str, str]]) -> None:
@@ -550,7 +697,14 @@ def store_event(connection: Connection, spec: EventSpec, now: int, replace: bool
             raise ConflictError(
                 f"event {spec.slug!r} has {linked} game(s) linked to its pairings: it cannot be replaced"
             )
+        withdrawn = connection.execute(
+            select(func.count()).where(col(Withdrawal.section_id).in_(sections))
+        ).scalar_one()
+        if withdrawn:
+            raise ConflictError(f"event {spec.slug!r} has {withdrawn} withdrawal(s) recorded (24.4): it cannot be "
+                                "replaced")  # fmt: skip
         connection.execute(delete(Pairing).where(col(Pairing.section_id).in_(sections)))
+        connection.execute(delete(BracketDraw).where(col(BracketDraw.section_id).in_(sections)))
         connection.execute(delete(Player).where(col(Player.section_id).in_(sections)))
         connection.execute(delete(Section).where(col(Section.tournament_id) == existing))
         connection.execute(delete(Tournament).where(col(Tournament.id) == existing))
@@ -570,7 +724,8 @@ def store_event(connection: Connection, spec: EventSpec, now: int, replace: bool
                 opening=section.opening, time_control=section.time_control, system=section.system,
                 tiebreaks=section.tiebreaks, scoring=section.scoring, games_per_match=section.games_per_match,
                 policy={**section.policy.to_dict(), "rounds": section.rounds, "max_candidates": section.max_candidates,
-                        "match_scoring": section.match_scoring},
+                        "match_scoring": section.match_scoring, "play_off_ties": section.play_off_ties,
+                        **({"knockout": section.knockout.to_dict()} if section.knockout else {})},
             ).returning(col(Section.id))
         ).scalar_one()  # fmt: skip
         if section.players:
@@ -590,8 +745,31 @@ def store_event(connection: Connection, spec: EventSpec, now: int, replace: bool
             ).all()
             loaded = [(pairing, result) for pairing, result in stored if pairing is not None]
             record_loaded_results(connection, loaded, f"event {spec.slug}", now)
+        if section.knockout is not None and section.players:
+            assert section_id is not None
+            _draw_listed(connection, section_id, section, spec.slug, now)
     assert tournament_id is not None
     return tournament_id
+
+
+def _draw_listed(connection: Connection, section_id: int, section: SectionSpec, slug: str, now: int) -> None:
+    """A knockout that lists its players is drawn as the file seeds it (27.1); its listed play-off games get their
+    time controls and the games due next their pairings (proctor.brackets)."""
+    assert section.knockout is not None
+    seeds = section.knockout.seeds or sorted(p.start_no for p in section.players)
+    store_draw(connection, section_id, seeds, {"event_file": slug}, "seeded by the event file", "event file",
+               "file", now)  # fmt: skip
+    replayed = replay_section(connection, section_row(connection, slug, section.slug), {})
+    assert replayed is not None
+    for (round_no, board, game_no), slot in replayed[1].slots.items():
+        if slot.time_control:
+            connection.execute(
+                update(Pairing)
+                .where(col(Pairing.section_id) == section_id, col(Pairing.round_no) == round_no,
+                       col(Pairing.board) == board, col(Pairing.game_no) == game_no)
+                .values(time_control=slot.time_control)
+            )  # fmt: skip
+    advance_section(connection, section_id, {})
 
 
 def load_event_file(connection: Connection, path: Path, now: int, replace: bool = False) -> EventSpec:
@@ -616,6 +794,14 @@ def export_event(connection: Connection, slug: str) -> str:
         select(Section).where(col(Section.tournament_id) == tournament.id).order_by(col(Section.id))
     ):
         out = {k: v for k, v in raw_sections.get(section.slug, {}).items() if k not in ("players", "pairings", "trf")}
+        drawn = connection.execute(select(col(BracketDraw.seeds)).where(col(BracketDraw.section_id) == section.id))
+        seeds = drawn.scalar()
+        if section.system == "knockout" and out.get("qualify_from"):
+            if seeds is None:  # not drawn yet: the players will come from the preliminaries
+                sections_out.append(out)
+                continue
+            # Drawn: the qualifiers listed by seed, drawn again when the file is loaded.
+            out["seeds"] = list(seeds)
         players = connection.execute(
             select(Player).where(col(Player.section_id) == section.id).order_by(col(Player.start_no))
         ).all()
@@ -630,17 +816,34 @@ def export_event(connection: Connection, slug: str) -> str:
             .where(col(Pairing.section_id) == section.id)
             .order_by(col(Pairing.round_no), col(Pairing.board), col(Pairing.game_no))
         ).all()
+        numbered = section.games_per_match > 1 or section.system == "knockout"  # a knockout's play-off games
+        played = _played_results(connection, [p.id for p in pairings])
         out["pairings"] = [
             {k: v for k, v in (("round", p.round_no), ("board", p.board),
-                               ("game", p.game_no if section.games_per_match > 1 else None),
+                               ("game", p.game_no if numbered else None),
                                ("black", p.black_start_no),
                                ("white", p.white_start_no), ("platform_game_id", p.platform_game_id),
-                               ("result", p.result)) if v not in ("", None)}
+                               ("result", p.result or played.get(p.id))) if v not in ("", None)}
             for p in pairings
         ]  # fmt: skip
         sections_out.append(out)
     config["sections"] = sections_out
     return tomli_w.dumps(config)
+
+
+def _played_results(connection: Connection, pairing_ids: list[int]) -> dict[int, str]:
+    """The results of the pairings' games that are over, as TRF writes them (from each game's final state)."""
+    rows = connection.execute(
+        select(col(Game.pairing_id), col(Game.snapshot))
+        .where(col(Game.pairing_id).in_(pairing_ids), col(Game.status) == "over", col(Game.snapshot).is_not(None))
+    ).all()  # fmt: skip
+    texts = {kinds: text for text, kinds in STORED_RESULTS.items()}
+    found = {}
+    for pairing_id, snapshot in rows:
+        kinds = game_results(restore(snapshot))
+        if pairing_id is not None and kinds in texts:
+            found[int(pairing_id)] = texts[kinds]
+    return found
 
 
 def section_scoring(text: str) -> tuple[Fraction, Fraction, Fraction]:

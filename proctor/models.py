@@ -105,6 +105,8 @@ class Pairing(SQLModel, table=True):
     platform_game_id: str = Field(default="", max_length=100)
     result: str = Field(default="", max_length=8)
     """As in TRF: "1-0", "0-1", "½-½", "+/-", "-/+", "-/-" once known."""
+    time_control: str = Field(default="", max_length=60)
+    """The game's own time control (a knockout's play-off games, regulations 2023 VII(4)3); empty: the section's."""
 
     __table_args__ = (UniqueConstraint("section_id", "round_no", "board", "game_no"),)
 
@@ -422,6 +424,24 @@ class Withdrawal(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("section_id", "start_no"),)
 
 
+class BracketDraw(SQLModel, table=True):
+    """A knockout section's draw (27.1): its players by seed (their start numbers in the section), made once, by the
+    event file or by the chief arbiter or a deputy from the preliminaries' final standings (regulations 2023 VII(3)).
+    Append-only; the bracket follows from it and the games' results (proctor.brackets)."""
+
+    __tablename__ = "bracket_draw"
+
+    id: int | None = Field(default=None, primary_key=True)
+    section_id: int = Field(foreign_key="section.id", unique=True)
+    seeds: list[int] = Field(sa_column=Column(JSON, nullable=False))
+    source: dict[str, Any] | None = _json()
+    """Where the seeds came from: the qualifying section and each seed's place and start number there."""
+    reason: str = Field(sa_column=Column(Text, nullable=False))
+    recorded_by: str = Field(max_length=200)
+    recorded_role: str = Field(max_length=20)
+    created_ms: int = _ms()
+
+
 class AppealVote(SQLModel, table=True):
     """One technical appeals committee member's vote on an appeal (22.2: each member has one vote).  Append-only."""
 
@@ -458,4 +478,26 @@ class AppealDecision(SQLModel, table=True):
     decided_by: str = Field(max_length=200)
     decided_role: str = Field(max_length=20)
     note: str = Field(default="", sa_column=Column(Text, nullable=False))
+    created_ms: int = _ms()
+
+
+class CheckIn(SQLModel, table=True):
+    """A player's check-in for a round of their section (24.1.1) recorded by hand, or one undone; append-only.  A
+    check-in by the camera setup is not a row of its own: it is the arbiter's approval of the setup (a
+    ``camera_action``, with whether the camera was streaming then), folded at read time (proctor.check_ins)."""
+
+    __tablename__ = "check_in"
+
+    id: int | None = Field(default=None, primary_key=True)
+    section_id: int = Field(foreign_key="section.id", index=True)
+    round_no: int
+    start_no: int
+    action: str = Field(max_length=20)
+    """check-in (by hand) or undo."""
+    reason: str = Field(sa_column=Column(Text, nullable=False))
+    detail: dict[str, Any] | None = _json()
+    """What the check-in stood on: for a check-in, what the camera setup still lacked then; for an undo, the check-in
+    it undid (how, when, by whom)."""
+    recorded_by: str = Field(max_length=200)
+    recorded_role: str = Field(max_length=20)
     created_ms: int = _ms()

@@ -3,21 +3,27 @@ platform names; with its section's settings and policy, and where the platform d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection, select
 
-from engine.clock import find_time_control
+from engine.clock import TimeControl, find_time_control
 from proctor import feed
 from proctor.models import Pairing, Section, Tournament
 from proctor.models import Player as PlayerRow
 from proctor.staging import table_of
 
 
+def same_rate(one: TimeControl, other: TimeControl) -> bool:
+    """The same time control whatever its name ("5+3" and the preset "playoff-5+3")."""
+    return replace(one, name="") == replace(other, name="")
+
+
 @dataclass(frozen=True, slots=True)
 class PairingLink:
-    """The event's pairing a platform game belongs to, and its section's settings and policy."""
+    """The event's pairing a platform game belongs to, and its section's settings and policy; the time control is
+    the pairing's own when it has one (a knockout's play-off game, proctor.brackets)."""
 
     pairing_id: int
     section: str
@@ -45,7 +51,7 @@ class PairingLink:
             problems.append(
                 f"the platform plays forbidden moves by {setup.adjudication}; section {self.section} by {ours} (19.1.2)"
             )
-        if setup.time_control != find_time_control(self.time_control):
+        if not same_rate(setup.time_control, find_time_control(self.time_control)):
             problems.append(
                 f"the platform's time control ({setup.time_control.describe()}) is not section {self.section}'s "
                 f"({self.time_control})"
@@ -58,7 +64,8 @@ def find_pairing(connection: Connection, external_id: str, setup: feed.GameSetup
     round, board and game of the match (``match_game``, 1 by default)."""
     pairing, section, player = table_of(Pairing), table_of(Section), table_of(PlayerRow)
     query = select(pairing.c.id, pairing.c.black_start_no, pairing.c.white_start_no, section.c.id.label("section_id"),
-                   section.c.slug, section.c.rule, section.c.opening, section.c.time_control, section.c.policy).join(
+                   section.c.slug, section.c.rule, section.c.opening, section.c.time_control, section.c.policy,
+                   pairing.c.time_control.label("own_time_control")).join(
         section, section.c.id == pairing.c.section_id)  # fmt: skip
     row = connection.execute(query.where(pairing.c.platform_game_id == external_id)).first()
     if row is None and setup.event and setup.round_no and setup.board:
@@ -82,6 +89,7 @@ def find_pairing(connection: Connection, external_id: str, setup: feed.GameSetup
         ).all()
     )
     return PairingLink(
-        row.id, row.slug, row.rule, row.opening, row.time_control, refs.get(row.black_start_no, ""),
+        row.id, row.slug, row.rule, row.opening, row.own_time_control or row.time_control,
+        refs.get(row.black_start_no, ""),
         refs.get(row.white_start_no, "") if row.white_start_no else "", dict(row.policy or {}),
     )  # fmt: skip

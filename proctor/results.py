@@ -16,9 +16,10 @@ from sqlalchemy import Connection, Table, select, update
 from engine.penalties import Role
 from proctor.accounts import Identity
 from proctor.errors import BadRequestError, ConflictError, ForbiddenError, NotFoundError
+from proctor.game_results import game_results
 from proctor.models import Game, Pairing, Section
 from proctor.models import Tournament as TournamentRow
-from proctor.review import ENTRY_RESULTS, game_results, result_text
+from proctor.review import ENTRY_RESULTS, result_text
 from proctor.service import Service
 from proctor.staging import Batch, Notice
 
@@ -34,6 +35,10 @@ ENTERING_ROLES: Final = (Role.CHIEF, Role.DEPUTY_CHIEF)
 def _table(model: Any) -> Table:
     table: Table = model.__table__
     return table
+
+
+def section_system(connection: Connection, section_id: int) -> str:
+    return str(connection.execute(select(_table(Section).c.system).where(_table(Section).c.id == section_id)).scalar())
 
 
 def check_role(who: Identity) -> None:
@@ -96,6 +101,8 @@ def enter_result(
     service.audit(connection, batch, server_now, who.label, "pairing.result", f"pairing:{row.id}", detail)
     batch.notices.append(Notice("result", {k: v for k, v in detail.items() if k != "reason"}))
     connection.execute(update(pairing).where(pairing.c.id == row.id).values(result=new))
+    if section_system(connection, row.section_id) == "knockout":
+        service.advance_brackets(connection, batch, [row.section_id])
     return {
         "event": slug, "section": section_slug, "round": round_no, "board": board, "match_game": game_no,
         "result": ENTRY_RESULTS[new],

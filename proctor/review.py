@@ -26,7 +26,7 @@ from typing import Any, Final
 from sqlalchemy import Connection, Table, and_, func, or_, select
 
 from engine.actions import AgreeDraw, Choose, ClaimForbidden, Resign, Stone
-from engine.adjudication import Adjudication, PlayerResult, settings_from_dict
+from engine.adjudication import Adjudication, settings_from_dict
 from engine.board import format_point
 from engine.openings import Player
 from engine.records import GameRecord, record_from_game, write_psq, write_rif
@@ -46,7 +46,8 @@ from engine.standings import (
 from engine.trf import write_trf
 from proctor.codec import event_from_dict
 from proctor.errors import BadRequestError, ConflictError, NotFoundError
-from proctor.events import section_scoring
+from proctor.events import MEDAL_PLACES, section_scoring
+from proctor.game_results import game_results
 from proctor.models import (
     MAX_BIGINTEGER,
     MAX_INTEGER,
@@ -62,6 +63,7 @@ from proctor.models import (
 from proctor.models import Player as PlayerRow
 from proctor.models import Tournament as TournamentRow
 from proctor.server_words import IncidentFacts, incident_words, line_facts, line_words
+from proctor.spreadsheets import spreadsheet_text
 
 CAMERA_GAP_KINDS: Final = ("camera-lost", "camera-frozen", "camera-covered")
 """The camera findings that make a gap in a player's camera series (36.4)."""
@@ -697,23 +699,6 @@ _PAIRING_RESULTS: Final = {
     "0-0": (ResultKind.LOSS, ResultKind.LOSS),
 }
 """A stored pairing result as the two players' kinds; "0-0": both players lose (15.3), a played loss for each."""
-_PLAYER_RESULTS: Final = {
-    PlayerResult.WIN: ResultKind.WIN,
-    PlayerResult.DRAW: ResultKind.DRAW,
-    PlayerResult.LOSS: ResultKind.LOSS,
-    PlayerResult.FORFEIT_WIN: ResultKind.FORFEIT_WIN,
-    PlayerResult.FORFEIT_LOSS: ResultKind.FORFEIT_LOSS,
-}
-
-
-def game_results(state: Adjudication) -> tuple[ResultKind, ResultKind] | None:
-    """The first and the second player's results once the game is over (28.3; a disciplinary loss after the
-    confirmed result changes only the offender's, 15.3)."""
-    if not state.is_over:
-        return None
-    table = state.results()
-    first, second = (_PLAYER_RESULTS[table[state.color_of(p)]] for p in _SEATS)
-    return first, second
 
 
 @dataclass(frozen=True, slots=True)
@@ -737,6 +722,10 @@ class SectionTable:
     """How a match of several games scores (proctor.events.MATCH_SCORINGS)."""
     withdrawals: Mapping[int, int] = field(default_factory=dict)
     """Start number → the round after which the player withdrew (24.4, proctor.withdrawals)."""
+    play_off_ties: str = "none"
+    """Which ties left after every tie-break a play-off decides (proctor.events.PLAY_OFF_TIES)."""
+    cut: int | None = None
+    """How many go on to the knockout that qualifies from this section (regulations 2023 VII(3))."""
 
 
 def read_section(
@@ -765,7 +754,43 @@ def read_section(
     return SectionTable(row.event_name, row.slug, row.name, row.system, row.scoring, row.tiebreaks, rounds,
                         tuple(players), tuple(pairings), games, row.games_per_match,
                         str((row.policy or {}).get("match_scoring") or "games"),
-                        _withdrawals(connection, row.id))  # fmt: skip
+                        _withdrawals(connection, row.id), str((row.policy or {}).get("play_off_ties") or "none"),
+                        _cut(connection, row.tournament_id, row.slug))  # fmt: skip
+
+
+def _cut(connection: Connection, tournament_id: int, slug: str) -> int | None:
+    """The qualifiers of the knockout that qualifies from section ``slug``, if any."""
+    section = _table(Section)
+    for policy in connection.execute(
+        select(section.c.policy).where(section.c.tournament_id == tournament_id, section.c.system == "knockout")
+    ).scalars():
+        knockout = dict((policy or {}).get("knockout") or {})
+        if knockout.get("qualify_from") == slug:
+            return int(knockout.get("qualifiers") or 0) or None
+    return None
+
+
+def play_offs_needed(table: SectionTable, standing: Sequence[Standing], final: bool) -> list[dict[str, Any]]:
+    """The ties that every tie-break leaves level and that a play-off decides (regulations 2023 VII(4)3): across the
+    cut to the finals (``qualification``), or touching the medal places 1-3 (``medals``); others are shared."""
+    groups: dict[int, list[Standing]] = {}
+    for row in standing:
+        groups.setdefault(row.rank, []).append(row)
+    needed = []
+    for rank, tied in sorted(groups.items()):
+        last = rank + len(tied) - 1
+        if len(tied) < 2:
+            continue
+        across_cut = table.play_off_ties == "qualification" and table.cut is not None and rank <= table.cut < last
+        medals = table.play_off_ties == "medals" and rank <= MEDAL_PLACES
+        if across_cut or medals:
+            needed.append({
+                "places": f"{rank}–{last}", "players": [{"start_no": r.entrant.start_no, "name": r.entrant.name}
+                                                        for r in tied],
+                "why": "qualification" if across_cut else "medals", "final": final,
+                "article": "2023 regulations VII(4)3" if across_cut else "30.4",
+            })  # fmt: skip
+    return needed
 
 
 def _withdrawals(connection: Connection, section_id: int) -> dict[int, int]:
@@ -941,16 +966,6 @@ def section_standings(table: SectionTable, through: int | None = None) -> tuple[
     return tournament, standings(tournament, table.tiebreaks)
 
 
-FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
-"""What a spreadsheet takes as the start of a formula (OWASP, CSV injection)."""
-
-
-def spreadsheet_text(text: str) -> str:
-    """A free text (a name, a team) for a CSV cell: one that a spreadsheet would run as a formula gets a leading
-    single quote, so that it is shown as text (OWASP's advice on CSV injection)."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
 def standings_csv(tournament: Tournament, table: list[Standing], section: SectionTable | None = None) -> str:
     """Rank, start number, name, team, rating, points, each tie-break, then each round as in the results table
     ("12w1", "+7", "-3": 28.3).  Names and teams are neutralised (:func:`spreadsheet_text`); the other cells are the
@@ -1050,6 +1065,7 @@ def standings_json(table: SectionTable, through: int | None = None) -> dict[str,
         "round": standings_round(table, tournament), "rounds": table.rounds, "games_per_match": table.games_per_match,
         "match_scoring": table.match_scoring, "complete": complete_rounds(table), "tiebreaks": labels,
         "rows": rows, "pairings": section_pairings(table),
+        "play_offs": play_offs_needed(table, standing, complete_rounds(table) >= table.rounds),
         "withdrawals": [{"start_no": no, "name": names.get(no, ""), "after_round": after, "article": "24.4"}
                         for no, after in sorted(table.withdrawals.items())],
     }  # fmt: skip

@@ -760,6 +760,11 @@ REFUSALS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r" has no live camera stream", "no-stream"),
         (r"^the ladder now gives a ", "ladder-moved"),
         (r" loses the game \(.*\): confirm it with 'confirm_loss'$", "confirm-loss"),
+        (r" is already checked in for round (?P<n>\d+), by the camera setup", "checked-in-camera"),
+        (r" is already checked in for round (?P<n>\d+), by hand", "checked-in-manual"),
+        (r" is not checked in for round (?P<n>\d+): there is nothing to undo", "not-checked-in"),
+        (r"^a check-in is recorded by hand by an arbiter", "check-in-role"),
+        (r"^a check-in is undone by the chief arbiter or a deputy chief", "check-in-undo-role"),
     )
 )
 """The refusals an arbiter meets on the desk, by their English: the engine's of an action on a game
@@ -782,6 +787,11 @@ REFUSED: Final[Mapping[str, Mapping[str, str]]] = {
         "refuse.case-verdict": "案件 #{n} 是待确认的裁决：只能确认或推翻",
         "refuse.no-stream": "该棋手的摄像头没有在直播：请先让其打开链接",
         "refuse.ladder-moved": "阶梯判罚已与预览不同：请重新查看预览", "refuse.confirm-loss": "此判罚将判负：请先确认",
+        "refuse.checked-in-camera": "该棋手已通过摄像头环境检查报到（第 {n} 轮，第 24.1.1 条）",
+        "refuse.checked-in-manual": "该棋手已由裁判手动报到（第 {n} 轮，第 24.1.1 条）",
+        "refuse.not-checked-in": "该棋手第 {n} 轮尚未报到：没有可撤销的报到（第 24.1.1 条）",
+        "refuse.check-in-role": "手动报到须由裁判员、副裁判长、裁判长或竞赛组委会记录（第 24.1.1 条）",
+        "refuse.check-in-undo-role": "撤销报到须由裁判长或副裁判长进行（第 24.1.1 条）",
         "code.bad-request": "请求有误", "code.stale": "页面信息已过期，请刷新", "code.unauthorized": "未登录或凭据无效",
         "code.forbidden": "无权执行此操作", "code.not-found": "未找到", "code.expired": "已过期",
         "code.conflict": "与当前状态冲突", "code.too-many-logins": "登录尝试过多，请稍后再试",

@@ -17,12 +17,17 @@ was.  The parts:
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Connection, select
 from sqlmodel import col
 
+from engine.adjudication import Adjudication
+from engine.knockout import KnockoutError
 from proctor.audit import AuditChain
+from proctor.brackets import BracketError, advance_section, knockout_sections_of_games
 from proctor.casebook import Casebook
 from proctor.deadlines import Deadlines
 from proctor.deliveries import Deliveries
@@ -31,8 +36,10 @@ from proctor.incidents import Incidents
 from proctor.live_games import LiveGame, LiveGames
 from proctor.models import Player
 from proctor.settings import Settings
-from proctor.staging import Batch, Staging, seal_stored
+from proctor.staging import Batch, Notice, Staging, seal_stored
 from proctor.wall_clock import now_ms
+
+log = logging.getLogger("proctor.service")
 
 
 class Service:
@@ -91,9 +98,29 @@ class Service:
         self.casebook.load(connection)
 
     def flush(self, connection: Connection, batch: Batch) -> None:
-        """Chain the audit entries (with the rows' hashes) and write the staged rows."""
+        """Chain the audit entries (with the rows' hashes) and write the staged rows; then the knockouts whose games
+        ended in the batch get their next games' pairings (proctor.brackets)."""
         self.audit_chain.finish(batch, now_ms())
         self.staging.flush(connection, batch)
+        ended = [game_id for game_id, values in batch.updates.items() if values.get("status") == "over"]
+        if ended:
+            self.advance_brackets(connection, batch, knockout_sections_of_games(connection, ended))
+
+    def states(self, batch: Batch) -> dict[int, Adjudication]:
+        """Every game's state as this batch has it."""
+        return {game_id: game.state for game_id, game in {**self.games, **batch.games}.items()}
+
+    def advance_brackets(self, connection: Connection, batch: Batch, section_ids: Iterable[int]) -> None:
+        """Create the pairings the knockouts ``section_ids`` need next.  A bracket that does not fit its pairings
+        (a result entered against it) stops only itself: it is logged, and its page says why (proctor.brackets)."""
+        for section_id in sorted(section_ids):
+            try:
+                created = advance_section(connection, section_id, self.states(batch))
+            except (BracketError, KnockoutError) as error:
+                log.warning("knockout section %s not advanced: %s", section_id, error)
+                continue
+            if created:
+                batch.notices.append(Notice("bracket", {"section_id": section_id, "games": len(created)}))
 
     def commit(self, batch: Batch) -> None:
         """Make a committed batch visible."""

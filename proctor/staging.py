@@ -20,10 +20,12 @@ from proctor.models import (
     AppealDecision,
     AppealVote,
     AuditEntry,
+    BracketDraw,
     CameraAction,
     Case,
     CaseAction,
     CaseOccurrence,
+    CheckIn,
     FeedDelivery,
     Game,
     GameEvent,
@@ -61,7 +63,8 @@ SEALED: dict[str, tuple[str, ...] | None] = {
              "settings", "created_ms"),
     "feed_delivery": None, "game_event": None, "incident": None, "incident_action": None, "camera_action": None,
     "appeal": None, "appeal_vote": None, "appeal_decision": None, "incident_case": None, "case_occurrence": None,
-    "case_action": None, "withdrawal": None,
+    "case_action": None, "withdrawal": None, "bracket_draw": None,
+    "check_in": None,
 }  # fmt: skip
 """The rows whose content the audit log holds a hash of, and the columns hashed (None: all).  A game row changes by
 design (its state after each event): what it was created with is sealed, its state is checked against the replay of
@@ -70,6 +73,7 @@ SEALED_TABLES: dict[str, Table] = {
     **{name: table for name, table in ALLOCATED.items() if name in SEALED},
     "camera_action": table_of(CameraAction), "appeal": table_of(Appeal), "appeal_vote": table_of(AppealVote),
     "appeal_decision": table_of(AppealDecision), "withdrawal": table_of(Withdrawal),
+    "bracket_draw": table_of(BracketDraw), "check_in": table_of(CheckIn),
 }  # fmt: skip
 UPDATE_COLUMNS = (
     "last_seq", "applied", "status", "winner", "reason", "article", "next_deadline_ms", "updated_ms", "snapshot",

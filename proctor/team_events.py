@@ -19,6 +19,7 @@ from engine.teams import YouthTeamStanding, youth_team_standings
 from proctor import review
 from proctor.errors import ConflictError, NotFoundError
 from proctor.models import Tournament
+from proctor.spreadsheets import spreadsheet_text
 
 ARTICLE: Final = "2021 regulations VIII(6)2"
 
@@ -74,7 +75,7 @@ def team_standings_csv(
     connection: Connection, slug: str, team: str, states: Mapping[int, Adjudication], through: int | None = None
 ) -> str:
     """Place, unit, points, the sum of places, then the male and the female player (name, place, points); unit and
-    names neutralised for spreadsheets (proctor.review.spreadsheet_text)."""
+    names neutralised for spreadsheets (proctor.spreadsheets)."""
     _, table, _ = team_standings(connection, slug, team, states, through)
     out = io.StringIO()
     writer = csv.writer(out)
@@ -82,8 +83,8 @@ def team_standings_csv(
                      "female place", "female points"])  # fmt: skip
     for row in table:
         writer.writerow([
-            row.rank, review.spreadsheet_text(row.unit), format_score(row.points), row.place_sum,
-            review.spreadsheet_text(row.male.entrant.name), row.male.rank, format_score(row.male.points),
-            review.spreadsheet_text(row.female.entrant.name), row.female.rank, format_score(row.female.points),
+            row.rank, spreadsheet_text(row.unit), format_score(row.points), row.place_sum,
+            spreadsheet_text(row.male.entrant.name), row.male.rank, format_score(row.male.points),
+            spreadsheet_text(row.female.entrant.name), row.female.rank, format_score(row.female.points),
         ])  # fmt: skip
     return out.getvalue()

@@ -94,7 +94,10 @@ async def post_camera_approval(request: web.Request) -> web.Response:
         raise errors.BadRequestError("'approved' must be true or false")
     note = _free_text(body, "note", required=not approved)
     incident = _incident_param(body)
-    result = await context_of(request).camera.approve(who, request.match_info["player"], approved, note, incident)
+    context = context_of(request)
+    result = await context.camera.approve(who, request.match_info["player"], approved, note, incident)
+    # The desks' check-in lists (24.1.1) ask again: an approval is what checks a player in by the camera setup.
+    context.bus.publish("camera", {"player": request.match_info["player"], "change": "approval"})
     return web.json_response(result, status=201)
 
 
@@ -155,8 +158,10 @@ ROUTES: Final = (
     ),
     Route(
         "POST", "/api/v1/players/{player}/camera/approval", post_camera_approval,
-        "Approve (or not) the player's setup after the pre-game environment check {approved, note, incident}",
-        {"201": "the approval as stored", "400": "malformed (a refusal needs a note)",
+        "Approve (or not) the player's setup after the pre-game environment check {approved, note, incident}; "
+        "stored with whether the camera was streaming (streaming): given while it streams, after the room scan and "
+        "the ear check, it checks the player in for their next round (24.1.1)",
+        {"201": "the approval as stored, with streaming", "400": "malformed (a refusal needs a note)",
          "401": "no or unknown arbiter token", "403": BEYOND_ASSIGNMENT,
          "404": "unknown player or incident"},
         (("player", "path", "the player's id on the platform"),),

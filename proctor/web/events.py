@@ -8,7 +8,7 @@ from typing import Any, Final
 from aiohttp import web
 from sqlalchemy import func, select
 
-from proctor import errors, results, review, team_events, withdrawals
+from proctor import brackets, errors, results, review, team_events, withdrawals
 from proctor.models import Pairing, Section, Tournament
 from proctor.wall_clock import now_ms
 from proctor.web.downloads import attachment
@@ -19,12 +19,12 @@ from proctor.web.sessions import arbiter
 
 
 async def list_events(request: web.Request) -> web.Response:
-    """Events with their sections and the rounds paired so far."""
+    """Events with their sections and the rounds paired so far, and their team events."""
     context = context_of(request)
     tournament, section, pairing = Tournament.__table__, Section.__table__, Pairing.__table__  # type: ignore[attr-defined]
     with context.engine.connect() as connection:
         events = connection.execute(
-            select(tournament.c.id, tournament.c.slug, tournament.c.name).order_by(tournament.c.id)
+            select(tournament.c.id, tournament.c.slug, tournament.c.name, tournament.c.config).order_by(tournament.c.id)
         ).all()
         sections = connection.execute(select(section.c.id, section.c.tournament_id, section.c.slug, section.c.name,
                                              section.c.rule, section.c.opening, section.c.time_control,
@@ -46,6 +46,8 @@ async def list_events(request: web.Request) -> web.Response:
         {
             "slug": event.slug,
             "name": event.name,
+            "teams": [{"slug": team.get("slug"), "name": team.get("name"), "sections": team.get("sections", [])}
+                      for team in (event.config or {}).get("teams", []) if isinstance(team, dict)],
             "sections": [
                 {"slug": s.slug, "name": s.name, "rule": s.rule, "opening": s.opening, "time_control": s.time_control,
                  "system": s.system, "rounds": by_section.get(s.id, [])}
@@ -64,6 +66,8 @@ async def _standings(request: web.Request, kind: str) -> web.Response:
     states = {game_id: game.state for game_id, game in dict(context.service.games).items()}
 
     def build(connection: Any) -> str:
+        if kind == "csv" and brackets.section_row(connection, slug, section).system == "knockout":
+            return brackets.knockout_standings_csv(brackets.knockout_standings(connection, slug, section, states))
         section_table = review.read_section(connection, slug, section, states)
         tournament, table = review.section_standings(section_table, through)
         if kind == "csv":
@@ -86,14 +90,25 @@ async def get_standings_trf(request: web.Request) -> web.Response:
 
 async def get_standings(request: web.Request) -> web.Response:
     """The standings as JSON: the CSV's rows (place, start number, name, team, points, each tie-break by name), the
-    tie-break names, the round, and every pairing with its result and where it comes from."""
+    tie-break names, the round, and every pairing with its result and where it comes from; a knockout's are its
+    places (28.4)."""
     arbiter(request)
     context = context_of(request)
     slug, section = request.match_info["slug"], request.match_info["section"]
     through = int_query(request, "round")
     states = {game_id: game.state for game_id, game in dict(context.service.games).items()}
-    body = await read(context, lambda c: review.standings_json(review.read_section(c, slug, section, states), through))
-    return web.json_response(body)
+
+    def build(connection: Any) -> dict[str, Any]:
+        if brackets.section_row(connection, slug, section).system == "knockout":
+            body = brackets.knockout_standings(connection, slug, section, states)
+            table = review.read_section(connection, slug, section, states)
+            done = review.complete_rounds(table)
+            body.update(pairings=review.section_pairings(table), games_per_match=table.games_per_match, complete=done,
+                        round=done, rounds=max(table.rounds, int(body["rounds"] or 0)))  # fmt: skip
+            return body
+        return review.standings_json(review.read_section(connection, slug, section, states), through)
+
+    return web.json_response(await read(context, build))
 
 
 async def get_team_standings(request: web.Request) -> web.Response:

@@ -306,13 +306,30 @@ async def load_review_cup(served: Served, tmp_path: Path) -> None:
     assert (await send(served.platform, "resign", "rc-r1-b1", {"player": "rc-3"}, start + 9_000))["status"] == "applied"
 
 
+async def record_a_withdrawal(page: Page) -> None:
+    """Li records Player Four's withdrawal after round 1 (24.4) with its written reasons (24.1.2); the list says so
+    and the player is no longer offered."""
+    await page.wait_for_selector("#standings-table[data-round='2']", timeout=5_000)
+    form = "#withdrawal-form"
+    assert await page.is_visible(form)
+    await page.select_option(f"{form} select[name=start_no]", "4")
+    await page.fill(f"{form} input[name=after_round]", "1")
+    await page.fill(f"{form} input[name=reason]", "ill: a doctor's note, with the organising committee's consent")
+    await page.click(f"{form} button[type=submit]")
+    await page.wait_for_selector(f"{form} .entry-message[data-status='201']", timeout=5_000)
+    listed = await page.text_content("#withdrawal-list li") or ""
+    assert "<b>Player Four</b>" in listed and "第 1 轮后退赛（第24.4条）" in listed, listed
+    offered = await page.eval_on_selector_all(f"{form} select[name=start_no] option", "o => o.map(x => x.value)")
+    assert "4" not in offered
+
+
 @pytest.mark.asyncio
 async def test_the_standings_tab_and_a_chief_entering_results(served: Served, tmp_path: Path) -> None:
     """The review-cup event (tests/proctor/test_review.py), with a name to escape, is loaded; round 1's board 1 is
     played on the platform (Player Three resigns), board 2 has no result yet. Li (chief) opens the Standings tab: the
     table is after round 0 (everyone on 0), names shown as text, the tie-breaks as columns, CSV and TRF links for the
     section. He enters board 2's result; on board 1 a result against the service's verdict is refused (409, shown),
-    then taken with his override (16), and the table follows at once (28)."""
+    then taken with his override (16), and the table follows at once (28). He records a withdrawal (24.4)."""
     await load_review_cup(served, tmp_path)
     async with async_playwright() as playwright:
         browser = await launch(playwright)
@@ -362,13 +379,13 @@ async def test_the_standings_tab_and_a_chief_entering_results(served: Served, tm
             await page.wait_for_selector(f"{board1} .entry-message[data-status='201']", timeout=5_000)
             assert await page.eval_on_selector_all("#standings-table tbody tr", starts) == ["2", "3", "1", "4"]
             await page.select_option("#st-round", "")  # the last complete round again
-            await page.wait_for_selector("#standings-table[data-round='2']", timeout=5_000)
             rows = await page.eval_on_selector_all(
                 "#standings-table tbody tr",
                 "rows => rows.map(r => [r.querySelector('.place').textContent, r.dataset.startNo, "
                 "r.querySelector('.points').textContent])",
             )
             assert rows == [["1", "3", "2"], ["2", "2", "1.5"], ["3", "1", "0.5"], ["4", "4", "0"]]
+            await record_a_withdrawal(page)
             assert not errors, errors
         finally:
             await browser.close()
