@@ -63,7 +63,7 @@ def test_the_national_championship_example_loads_and_exports_back(database_url: 
         (('rule = "renju"', 'rule = "chess"'), r"sections\[0\].rule: unknown rule set 'chess'"),
         (('opening = "five-move-two"', 'opening = "swap3"'), r"sections\[0\].opening: unknown opening"),
         (('time_control = "youth-60"', 'time_control = "forever"'), r"sections\[0\].time_control: unknown time"),
-        (('tiebreaks = "PTS,BH,BH/M1,WIN,DE"', 'tiebreaks = "PTS,XX"'), r"sections\[0\].tiebreaks: unknown tie-break"),
+        (('tiebreaks = "PTS,BH,BH/M1,WIN"', 'tiebreaks = "PTS,XX"'), r"sections\[0\].tiebreaks: unknown tie-break"),
         (('"36.2" = "ladder"', '"17.4" = "ladder"'), r"17.4 is set by the rules"),
         (('"36.2" = "ladder"', '"36.2" = "jail"'), r"penalties.36.2: expected one of"),
         (("camera_required = true", 'camera_required = "yes"'), r"policy.camera_required: expected true or false"),
