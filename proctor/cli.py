@@ -324,9 +324,26 @@ def event_command(args: argparse.Namespace) -> int:
 
 
 def simulate_command(args: argparse.Namespace) -> int:
-    from proctor.simulate import main as simulate_main
+    import os
 
+    from proctor.simulate import main as simulate_main
+    from proctor.simulate import main_event
+
+    if args.event:
+        token = args.token or os.environ.get("PROCTOR_TOKEN", "")
+        return main_event(args.url, args.platform, args.secret, token, args.event, args.round, args.seed,
+                          not args.fast, args.late_s, args.adjudication)  # fmt: skip
     return simulate_main(args.url, args.platform, args.secret, args.games, args.rate, args.seed, not args.fast)
+
+
+def demo_command(args: argparse.Namespace) -> int:
+    from proctor.demo import DEFAULT_EVENT, DemoOptions
+    from proctor.demo import main as demo_main
+
+    options = DemoOptions(Path(args.event) if args.event else DEFAULT_EVENT, args.db, args.host or "127.0.0.1",
+                          8080 if args.port is None else args.port, args.through_end, args.headless,
+                          not args.no_cameras, args.seed)  # fmt: skip
+    return demo_main(options)
 
 
 def audit_command(args: argparse.Namespace) -> int:
@@ -412,6 +429,23 @@ def _arbiter_commands(commands: Any) -> None:
     unlock.add_argument("--db")
 
 
+def _demo_command(commands: Any) -> None:
+    """proctor demo (proctor.demo)."""
+    demo = commands.add_parser("demo", help="the service on a demo copy of an example event, with games played on it")
+    demo.add_argument("--event", help="the event file (default: the example championships)")
+    demo.add_argument("--db", help="database URL (default: a new SQLite file in a temporary folder)")
+    demo.add_argument("--host")
+    demo.add_argument("--port", type=int, help="default 8080; 0: any free port")
+    demo.add_argument(
+        "--through-end",
+        action="store_true",
+        help="play every round of every section as fast as possible, then check the standings",
+    )
+    demo.add_argument("--headless", action="store_true", help="stop when done (exit status 0 or 1), for CI")
+    demo.add_argument("--no-cameras", action="store_true", help="play without the simulated cameras")
+    demo.add_argument("--seed", type=int, default=1)
+
+
 def _service_commands(commands: Any) -> None:
     """The service's commands: serve, platforms, arbiters, events, the simulator, the audit log."""
     serve = commands.add_parser("serve", help="run the service (SQLite file by default)")
@@ -446,6 +480,22 @@ def _service_commands(commands: Any) -> None:
     simulate.add_argument("--rate", type=float, default=5.0, help="moves per second over all games (real time)")
     simulate.add_argument("--seed", type=int, default=1)
     simulate.add_argument("--fast", action="store_true", help="deliver as fast as possible (a load generator)")
+    simulate.add_argument("--event", help="play an event's pairings: SLUG (every section) or SLUG/SECTION")
+    simulate.add_argument("--round", type=int, help="with --event: the round (default: the first not yet played)")
+    simulate.add_argument("--token", help="with --event: an arbiter's bearer token (default: PROCTOR_TOKEN)")
+    simulate.add_argument(
+        "--late-s",
+        type=float,
+        default=0.0,
+        help="with --event: one player a round enters this long after the start (0: nobody)",
+    )
+    simulate.add_argument(
+        "--adjudication",
+        choices=["automatic", "claim"],
+        default="automatic",
+        help="with --event: the sections' forbidden moves ruled by the service or claimed (19.1.2)",
+    )
+    _demo_command(commands)
     audit = commands.add_parser("audit", help="the audit log")
     audit_commands = audit.add_subparsers(dest="audit_command", required=True)
     check = audit_commands.add_parser("verify", help="check the hash chain: any edited or deleted entry is found")
@@ -464,6 +514,7 @@ def main(argv: list[str] | None = None) -> int:
             "arbiter": arbiter_command,
             "event": event_command,
             "simulate": simulate_command,
+            "demo": demo_command,
             "audit": audit_command,
             "fetch-models": fetch_models_command,
         }

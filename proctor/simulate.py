@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import aiohttp
@@ -23,6 +24,8 @@ import aiohttp
 from engine.actions import Pass, Stone
 from engine.board import SIZE, column_of, format_point, point_at, row_of
 from engine.game import Game
+from engine.rules import find_rule_set
+from proctor.scripted_games import Pace, Seat, Twist, script_game
 from proctor.signatures import signed_headers
 
 
@@ -210,3 +213,245 @@ def main(url: str, platform: str, secret: str, games: int, rate: float, seed: in
     for line in report.disagreed:
         print("  " + line)
     return 0 if not report.disagreed and not report.statuses.get("gave up") else 1
+
+
+# --- An event's pairings ---------------------------------------------------------------------------------------------
+#
+# ``proctor simulate --event SLUG[/SECTION] --token T`` plays the pairings the service holds for a round: it reads the
+# section's settings (GET /api/v1/events), the round's pairings (GET …/standings) and the players' platform ids (GET
+# …/camera-roster) with an arbiter's bearer token, plays each pairing's game(s) with the section's rule, opening and
+# time control (proctor.scripted_games), and sends them through signed webhooks whose game.created names the event
+# ("slug/section"), round, board and match_game, so that the service links each game to its pairing.
+
+
+class SimulationError(Exception):
+    """The service refused a read the simulator needs, or holds nothing to play."""
+
+
+@dataclass(frozen=True, slots=True)
+class SectionPlay:
+    """A section as the simulated platform plays it."""
+
+    event: str
+    section: str
+    rule: str
+    opening: str
+    time_control: str
+    system: str
+    max_candidates: int | None = None
+    adjudication: str = "automatic"
+    """Who acts on Black's forbidden moves (19.1.2): the service's ``automatic`` ruling, or White's ``claim``."""
+
+    @property
+    def place(self) -> str:
+        return f"{self.event}/{self.section}"
+
+
+@dataclass(frozen=True, slots=True)
+class PairedGame:
+    """One game of a round's pairing (a match of several games is one per game)."""
+
+    round_no: int
+    board: int
+    match_game: int
+    black: Seat
+    white: Seat
+    time_control: str = ""
+    """The game's own time control (a knockout's play-off game); empty: the section's."""
+    label: str = ""
+    """A game of no pairing (a play-off the service does not pair): its platform game id; game.created names no
+    event, round or board."""
+
+    def external_id(self, section: SectionPlay, games_per_match: int) -> str:
+        if self.label:
+            return self.label[:100]
+        game = f"-g{self.match_game}" if games_per_match > 1 or self.match_game > 1 else ""
+        return f"{section.event}-{section.section}-r{self.round_no}-b{self.board}{game}"[:100]
+
+
+class ServiceClient:
+    """The service's read API (and an arbiter's few writes) as the simulator and the demo use it, with an arbiter's
+    bearer token."""
+
+    def __init__(self, session: aiohttp.ClientSession, base: str, token: str) -> None:
+        self.session = session
+        self.base = base.rstrip("/")
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    async def request(self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200, 201)) -> Any:
+        async with self.session.request(method, self.base + path, json=body, headers=self.headers) as response:
+            answer = await response.json(content_type=None)
+            if response.status not in ok:
+                message = answer.get("message") if isinstance(answer, dict) else None
+                raise SimulationError(f"{method} {path}: {response.status} {message or answer}")
+            return answer
+
+    async def sections(self, event: str) -> list[SectionPlay]:
+        events = await self.request("GET", "/api/v1/events")
+        for item in events:
+            if item["slug"] == event:
+                return [SectionPlay(event, s["slug"], s["rule"], s["opening"], s["time_control"], s["system"])
+                        for s in item["sections"]]  # fmt: skip
+        raise SimulationError(f"the service has no event {event!r}")
+
+    async def standings(self, section: SectionPlay) -> dict[str, Any]:
+        path = f"/api/v1/events/{section.event}/sections/{section.section}/standings"
+        return dict(await self.request("GET", path))
+
+    async def seats(self, section: SectionPlay) -> dict[int, Seat]:
+        """The section's players by start number, with their platform ids (the camera roster has them)."""
+        roster = await self.request("GET", f"/api/v1/events/{section.event}/sections/{section.section}/camera-roster")
+        return {p["start_no"]: Seat(p["player"], p["name"]) for p in roster["players"] if p.get("player")}
+
+
+def unplayed_games(standings: dict[str, Any], seats: dict[int, Seat], round_no: int) -> list[PairedGame]:
+    """The round's games that have no result and no linked game yet (byes left out)."""
+    games = []
+    for pairing in standings["pairings"]:
+        if pairing["round"] != round_no or pairing["white"] is None or pairing["result"] or pairing["linked"]:
+            continue
+        black, white = seats.get(pairing["black"]["start_no"]), seats.get(pairing["white"]["start_no"])
+        if black is None or white is None:
+            raise SimulationError(f"round {round_no} board {pairing['board']}: a player has no platform id")
+        games.append(PairedGame(round_no, pairing["board"], pairing["match_game"], black, white))
+    return games
+
+
+def first_open_round(standings: dict[str, Any]) -> int | None:
+    """The first round with a pairing that has no result and no game yet."""
+    rounds = [p["round"] for p in standings["pairings"] if p["white"] and not p["result"] and not p["linked"]]
+    return min(rounds) if rounds else None
+
+
+def twists_for(section: SectionPlay, round_no: int, count: int, offset: int = 0) -> list[Twist]:
+    """Which game of the round shows what: every twist in turn (a forbidden move only where Black has forbidden
+    moves), starting at a different one each round and section, the other games played plainly."""
+    forbidden = find_rule_set(section.rule).forbidden_moves
+    kinds = [t for t in Twist if t is not Twist.NONE and (t is not Twist.FORBIDDEN or forbidden)]
+    start = (round_no + offset) % len(kinds)
+    rotated = kinds[start:] + kinds[:start]
+    return [rotated[i] if i < len(rotated) else Twist.NONE for i in range(count)]
+
+
+@dataclass
+class PlayReport:
+    """What a run of an event's pairings did."""
+
+    games: int = 0
+    results: dict[str, str] = field(default_factory=dict)
+    """Each game's result (black, white or draw) by its platform game id."""
+    endings: Counter[str] = field(default_factory=Counter)
+    twists: Counter[str] = field(default_factory=Counter)
+    deliveries: Report = field(default_factory=Report)
+    disagreed: list[str] = field(default_factory=list)
+
+
+async def play_pairings(session: aiohttp.ClientSession, url: str, platform: str, secret: str, section: SectionPlay,
+                        games: list[PairedGame], *, seed: int, real_time: bool, pace: Pace, games_per_match: int = 1,
+                        report: PlayReport | None = None, offset: int = 0,
+                        concurrency: int = 16) -> PlayReport:  # fmt: skip
+    """Play the games through signed webhooks (real time, or as fast as the service answers) and check each
+    result against the engine's."""
+    report = report if report is not None else PlayReport()
+    base = url.rstrip("/")
+    webhook_url = f"{base}/api/v1/webhooks/{platform}"
+    rounds = sorted({g.round_no for g in games})
+    twists: dict[PairedGame, Twist] = {}
+    for round_no in rounds:
+        of_round = [g for g in games if g.round_no == round_no]
+        for game, twist in zip(of_round, twists_for(section, round_no, len(of_round), offset), strict=True):
+            twists[game] = twist
+    start = int(time.time() * 1000) + 4_000
+    limit = asyncio.Semaphore(concurrency if not real_time else len(games) or 1)
+
+    async def one(game: PairedGame) -> None:
+        rng = random.Random(f"{seed}/{section.place}/{game.round_no}/{game.board}/{game.match_game}")
+        # A game of no pairing has no section's lateness tolerance (14.3: none): nobody is late in it.
+        paced = replace(pace, late_ms=0) if game.label else pace
+        script = await asyncio.to_thread(script_game, rng, game.black, game.white, section.rule, section.opening,
+                                         twists[game], paced, section.max_candidates,
+                                         section.adjudication)  # fmt: skip
+        external = game.external_id(section, games_per_match)
+        setup: dict[str, Any] = {
+            "black": {"id": game.black.ref, "name": game.black.name},
+            "white": {"id": game.white.ref, "name": game.white.name},
+            "rule": section.rule, "opening": section.opening, "adjudication": section.adjudication,
+            "time_control": game.time_control or section.time_control, "start_at": iso(start),
+        }  # fmt: skip
+        if not game.label:
+            setup |= {"event": section.place, "round": game.round_no, "board": game.board,
+                      "match_game": game.match_game}  # fmt: skip
+        events = [("game.created", -5_000, setup)] + [(e.type, e.offset_ms, e.data) for e in script.events]
+        async with limit:
+            for seq, (kind, offset_ms, data) in enumerate(events, start=1):
+                if real_time:
+                    delay = start + offset_ms - time.time() * 1000
+                    if delay > 0:
+                        await asyncio.sleep(delay / 1000)
+                body = json.dumps({"type": kind, "game_id": external, "seq": seq, "at": iso(start + offset_ms),
+                                   "data": data}).encode()  # fmt: skip
+                await deliver(session, webhook_url, secret, body, f"{external}-{seq}", report.deliveries)
+        async with session.get(f"{base}/api/v1/platforms/{platform}/games/{external}") as response:
+            state = await response.json()
+        ours = state.get("result") or {}
+        report.games += 1
+        report.results[external] = _winner(ours) or ""
+        report.twists[script.twist.value] += 1
+        report.endings[script.reason or "none"] += 1
+        if (ours.get("reason"), _winner(ours)) != (script.reason, script.result):
+            report.disagreed.append(f"{external}: engine {script.result}/{script.reason}, service {ours}")
+
+    await asyncio.gather(*(one(game) for game in games))
+    return report
+
+
+async def play_event(url: str, platform: str, secret: str, token: str, target: str, round_no: int | None, seed: int,
+                     real_time: bool, late_s: float, adjudication: str = "automatic") -> PlayReport:  # fmt: skip
+    """``proctor simulate --event``: one round (the first open one by default) of each section named."""
+    event, _, only = target.partition("/")
+    report = PlayReport()
+    async with aiohttp.ClientSession() as session:
+        client = ServiceClient(session, url, token)
+        sections = [replace(s, adjudication=adjudication) for s in await client.sections(event)
+                    if not only or s.section == only]  # fmt: skip
+        if not sections:
+            raise SimulationError(f"event {event!r} has no section {only!r}")
+        for index, section in enumerate(sections):
+            if section.system == "knockout":
+                print(f"{section.place}: a knockout, whose games follow its bracket (GET …/bracket): not played here")
+                continue
+            standings = await client.standings(section)
+            chosen = round_no if round_no is not None else first_open_round(standings)
+            if chosen is None:
+                print(f"{section.place}: every pairing has a result or a game")
+                continue
+            games = unplayed_games(standings, await client.seats(section), chosen)
+            print(f"{section.place}: round {chosen}, {len(games)} game(s)", flush=True)
+            await play_pairings(session, url, platform, secret, section, games, seed=seed, real_time=real_time,
+                                pace=Pace(late_ms=int(late_s * 1000)), games_per_match=standings["games_per_match"],
+                                report=report, offset=index)  # fmt: skip
+    return report
+
+
+def main_event(url: str, platform: str, secret: str, token: str, target: str, round_no: int | None, seed: int,
+               real_time: bool, late_s: float, adjudication: str = "automatic") -> int:  # fmt: skip
+    started = time.perf_counter()
+    try:
+        report = asyncio.run(play_event(url, platform, secret, token, target, round_no, seed, real_time, late_s,
+                                        adjudication))  # fmt: skip
+    except SimulationError as error:
+        print(f"proctor simulate: {error}", file=sys.stderr)
+        return 1
+    print_play_report(report, time.perf_counter() - started)
+    return 0 if not report.disagreed and not report.deliveries.statuses.get("gave up") else 1
+
+
+def print_play_report(report: PlayReport, elapsed: float) -> None:
+    deliveries = sum(report.deliveries.statuses.values())
+    print(f"{report.games} game(s), {deliveries} deliveries in {elapsed:.1f} s")
+    print("endings: " + ", ".join(f"{reason} {count}" for reason, count in report.endings.most_common()))
+    shown = [f"{twist} {count}" for twist, count in report.twists.most_common() if twist != Twist.NONE.value]
+    print("situations: " + (", ".join(shown) or "none"))
+    print(f"results: {report.games - len(report.disagreed)} agree with the engine, {len(report.disagreed)} differ")
+    for line in report.disagreed:
+        print("  " + line)
