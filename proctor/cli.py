@@ -296,7 +296,42 @@ def _unlock(engine: Any, name: str, address: str | None) -> int:
     return 0
 
 
+def withdraw_command(args: argparse.Namespace) -> int:
+    """A thin client of POST .../withdrawals: the running service records it (sealed and audited in its chain, which
+    only the service appends to)."""
+    import asyncio
+    import os
+
+    import aiohttp
+
+    token = args.token or os.environ.get("PROCTOR_TOKEN", "")
+    path = f"{args.url.rstrip('/')}/api/v1/events/{args.slug}/sections/{args.section}/withdrawals"
+    body = {"start_no": args.start_no, "after_round": args.after_round, "reason": args.reason}
+
+    async def post() -> tuple[int, Any]:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(path, json=body, headers={"Authorization": f"Bearer {token}"}) as response,
+        ):
+            return response.status, await response.json(content_type=None)
+
+    try:
+        status, answer = asyncio.run(post())
+    except aiohttp.ClientError as error:
+        print(f"proctor event withdraw: the service at {args.url} cannot be reached: {error}", file=sys.stderr)
+        return 1
+    if status != 201:
+        message = answer.get("message") if isinstance(answer, dict) else answer
+        print(f"proctor event withdraw: {status} {message}", file=sys.stderr)
+        return 1
+    print(f"{answer['name']} (start number {answer['start_no']}) withdrew from {args.slug}/{args.section} after round "
+          f"{answer['after_round']} (24.4), recorded by {answer['recorded_by']}")  # fmt: skip
+    return 0
+
+
 def event_command(args: argparse.Namespace) -> int:
+    if args.event_command == "withdraw":
+        return withdraw_command(args)
     from pathlib import Path
 
     from proctor.database import create_database_engine, migrate
@@ -446,6 +481,30 @@ def _demo_command(commands: Any) -> None:
     demo.add_argument("--seed", type=int, default=1)
 
 
+def _event_commands(commands: Any) -> None:
+    """proctor event load / export / withdraw."""
+    event = commands.add_parser("event", help="events (tournaments) from their TOML file")
+    event_commands = event.add_subparsers(dest="event_command", required=True)
+    load = event_commands.add_parser("load", help="set an event up from its file (docs/events.md)")
+    load.add_argument("file")
+    load.add_argument("--replace", action="store_true", help="load again over an event with the same slug")
+    load.add_argument("--db")
+    export = event_commands.add_parser("export", help="write an event back as TOML, with its pairings and results")
+    export.add_argument("slug")
+    export.add_argument("--db")
+    withdraw = event_commands.add_parser(
+        "withdraw", help="record a player's withdrawal (24.4) through the running service's API, as an arbiter"
+    )
+    withdraw.add_argument("slug")
+    withdraw.add_argument("section")
+    withdraw.add_argument("start_no", type=int)
+    withdraw.add_argument("--after-round", type=int, required=True, help="0: before the first round")
+    withdraw.add_argument("--reason", required=True, help="the written reasons (24.1.2)")
+    withdraw.add_argument("--url", default="http://127.0.0.1:8080", help="the running service")
+    withdraw.add_argument("--token", help="the chief's, a deputy's or the organising committee's bearer token "
+                          "(default: PROCTOR_TOKEN)")  # fmt: skip
+
+
 def _service_commands(commands: Any) -> None:
     """The service's commands: serve, platforms, arbiters, events, the simulator, the audit log."""
     serve = commands.add_parser("serve", help="run the service (SQLite file by default)")
@@ -463,15 +522,7 @@ def _service_commands(commands: Any) -> None:
     revoke.add_argument("secret")
     revoke.add_argument("--db")
     _arbiter_commands(commands)
-    event = commands.add_parser("event", help="events (tournaments) from their TOML file")
-    event_commands = event.add_subparsers(dest="event_command", required=True)
-    load = event_commands.add_parser("load", help="set an event up from its file (docs/events.md)")
-    load.add_argument("file")
-    load.add_argument("--replace", action="store_true", help="load again over an event with the same slug")
-    load.add_argument("--db")
-    export = event_commands.add_parser("export", help="write an event back as TOML, with its pairings and results")
-    export.add_argument("slug")
-    export.add_argument("--db")
+    _event_commands(commands)
     simulate = commands.add_parser("simulate", help="a simulated platform playing real games through signed webhooks")
     simulate.add_argument("--url", required=True, help="the service, e.g. http://127.0.0.1:8080")
     simulate.add_argument("--platform", required=True, help="the platform's registered name")

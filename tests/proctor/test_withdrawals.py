@@ -5,6 +5,7 @@ deputy or the organising committee with written reasons (24.1.2), once, sealed a
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,14 @@ from sqlalchemy import select
 from sqlmodel import col
 
 from proctor.audit import verify_audit
+from proctor.cli import main as proctor_main
 from proctor.database import create_database_engine, migrate
 from proctor.events import load_event_file
 from proctor.models import AuditEntry
 from proctor.settings import Settings
-from tests.proctor.conftest import Platformer
+from tests.browser.test_dashboard import LI_TOKEN, WANG_TOKEN, serve
+from tests.browser.test_dashboard import add_arbiter as add_account
+from tests.proctor.conftest import Platformer, register_platform
 from tests.proctor.test_arbiters import act, add_arbiter, bearer
 
 pytestmark = pytest.mark.asyncio
@@ -123,3 +127,24 @@ async def test_24_4_3_in_a_swiss_the_results_stand_and_a_later_pairing_is_a_forf
     status, body = await standings(platform, chief, 2)
     assert status == 200, body
     assert points(body) == {1: "0.5", 2: "2", 3: "0.5", 4: "1"}  # 4's round-1 win stands; round 2 forfeited to 2
+
+
+async def test_24_4_a_withdrawal_from_the_command_line_goes_through_the_running_service(tmp_path: Path) -> None:
+    """``proctor event withdraw`` is a client of the running service's route (the audit chain has one writer): the
+    chief's token records it; an arbiter's is refused with the route's words and an exit status of 1."""
+    url = f"sqlite:///{tmp_path / 'proctor.db'}"
+    secret = register_platform(url, "web")
+    settings = Settings(database_url=url, media_dir=str(tmp_path / "media"))
+    add_account(settings, "Li", "chief", LI_TOKEN)
+    add_account(settings, "Wang", "arbiter", WANG_TOKEN)
+    load(settings, tmp_path, event("swiss", [(1, 1, 1, 2, "1-0"), (1, 2, 3, 4, "0-1")]))
+    async with serve(settings, secret) as served:
+        args = ["event", "withdraw", "wd", "open", "3", "--after-round", "1", "--reason", "a family emergency",
+                "--url", served.base]  # fmt: skip
+        refused = await asyncio.to_thread(proctor_main, [*args, "--token", WANG_TOKEN])
+        recorded = await asyncio.to_thread(proctor_main, [*args, "--token", LI_TOKEN])
+        response = await served.http.get(f"{served.base}/api/v1/events/wd/sections/open/standings",
+                                         headers={"Authorization": f"Bearer {LI_TOKEN}"})  # fmt: skip
+        standings = await response.json()
+    assert (refused, recorded) == (1, 0)
+    assert standings["withdrawals"] == [{"start_no": 3, "name": "Player 3", "after_round": 1, "article": "24.4"}]
