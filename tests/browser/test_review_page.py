@@ -307,9 +307,15 @@ async def load_review_cup(served: Served, tmp_path: Path) -> None:
 
 
 async def record_a_withdrawal(page: Page) -> None:
-    """Li records Player Four's withdrawal after round 1 (24.4) with its written reasons (24.1.2); the list says so
-    and the player is no longer offered."""
+    """The table after round 2; then Li records Player Four's withdrawal after round 1 (24.4) with its written
+    reasons (24.1.2): the list says so and the player is no longer offered."""
     await page.wait_for_selector("#standings-table[data-round='2']", timeout=5_000)
+    rows = await page.eval_on_selector_all(
+        "#standings-table tbody tr",
+        "rows => rows.map(r => [r.querySelector('.place').textContent, r.dataset.startNo, "
+        "r.querySelector('.points').textContent])",
+    )
+    assert rows == [["1", "3", "2"], ["2", "2", "1.5"], ["3", "1", "0.5"], ["4", "4", "0"]]
     form = "#withdrawal-form"
     assert await page.is_visible(form)
     await page.select_option(f"{form} select[name=start_no]", "4")
@@ -379,12 +385,6 @@ async def test_the_standings_tab_and_a_chief_entering_results(served: Served, tm
             await page.wait_for_selector(f"{board1} .entry-message[data-status='201']", timeout=5_000)
             assert await page.eval_on_selector_all("#standings-table tbody tr", starts) == ["2", "3", "1", "4"]
             await page.select_option("#st-round", "")  # the last complete round again
-            rows = await page.eval_on_selector_all(
-                "#standings-table tbody tr",
-                "rows => rows.map(r => [r.querySelector('.place').textContent, r.dataset.startNo, "
-                "r.querySelector('.points').textContent])",
-            )
-            assert rows == [["1", "3", "2"], ["2", "2", "1.5"], ["3", "1", "0.5"], ["4", "4", "0"]]
             await record_a_withdrawal(page)
             assert not errors, errors
         finally:
