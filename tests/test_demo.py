@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
 import time
 import tomllib
 from collections.abc import AsyncIterator
@@ -238,8 +239,11 @@ async def test_the_simulated_cameras_show_a_player_leaving_a_second_person_and_a
     demo = await demo_of(YOUTH_2021)
     sections = [s for s in await demo.client.sections(demo.setup.spec.slug) if s.section in ("youth-m", "youth-f")]
     cameras = await start_cameras(demo.session, demo.client, demo.base, Settings(), sections)
-    if cameras is None:
-        pytest.skip("the cameras' pictures are not available here")
+    if cameras is None:  # the pictures come from the scikit-image wheel, fetched by hash from PyPI
+        reason = "the cameras' pictures could not be fetched (no PyPI here)"
+        if os.environ.get("CI"):  # CI reaches PyPI: there the test must run, never pass by skipping
+            pytest.fail(reason)
+        pytest.skip(reason)
     try:
         wanted = {"left-area", "extra-person", "camera-frozen"}
         until = time.monotonic() + 40
