@@ -27,10 +27,12 @@ from video.checks import (
     FaceDetector,
     Finding,
     Frame,
+    Halo,
     Monitor,
     Observation,
     Scene,
     detail_bands,
+    edge_halo,
     grey_grid,
     observe,
 )
@@ -84,10 +86,10 @@ of them (the set's clips with a walk-out between two analysed frames, the face l
 ``browser-leaves-003-building`` through Chromium was counted bent down for 30 s and never found)."""
 
 BANDS_INTERVAL_S = 0.9
-"""The blur check's detail bands are measured at least this often (every other analysed frame at 2 a second), and
-whenever the models run.  On the evaluation set's 10 blurred-background clips the same were raised as with the bands
-measured on every frame, 2 of them one analysed frame (0.6 s) later; measured only when the models ran (every 2.4 s
-while nothing moves), 4 of them up to 2 s later."""
+"""The blur check's detail bands (and its edge halo) are measured at least this often (every other analysed frame at
+2 a second), and whenever the models run.  On the evaluation set's 10 blurred-background clips the same were raised
+as with the bands measured on every frame, 2 of them one analysed frame (0.6 s) later; measured only when the models
+ran (every 2.4 s while nothing moves), 4 of them up to 2 s later."""
 
 STILL_OUTSIDE = 0.008
 """At most this share of the grid's cells outside the player (the box around their mask, grown by a margin) moving by
@@ -137,7 +139,8 @@ class FrameAnalyser:
     dearest of the cheap checks), measured when the models run and at least every :data:`BANDS_INTERVAL_S`, and
     reused between (the blur check is judged over seconds)..."""
     bands_at: float = float("-inf")
-    """...and when they were measured."""
+    """...and when they were measured (the edge halo, :func:`video.checks.edge_halo`, with them)."""
+    last_halo: Halo | None = None
     searched_at: float = float("-inf")
     scene: Scene | None = None
     """The stream when the player was last seen alone with their face in view."""
@@ -181,8 +184,10 @@ class FrameAnalyser:
             self.last_mask = self.people.segment(image)
         if due or self.last_bands is None or at - self.bands_at >= BANDS_INTERVAL_S:
             self.last_bands, self.bands_at = detail_bands(grid[0], (grid[1].shape[0], grid[1].shape[1])), at
+            self.last_halo = Halo(edge_halo(image, self.last_mask)) if self.last_mask is not None else None
         observation, small = observe(image, at, self.last_small, self.faces, None if due else self.last_faces,
-                                     self.last_mask, self.scene, grid, self.last_bands, previous_mask)  # fmt: skip
+                                     self.last_mask, self.scene, grid, self.last_bands, previous_mask,
+                                     self.last_halo)  # fmt: skip
         if due:
             self.last_faces, self.searched_at, self.stirred = observation.faces, at, False
             self.unsettled = len(observation.faces) != 1 or observation.new_body >= BODY_MIN_SHARE

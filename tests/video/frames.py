@@ -59,6 +59,14 @@ def _astronaut_alpha(size: int) -> NDArray[np.float32]:
     return scaled
 
 
+def player_alpha(sway: int) -> NDArray[np.float32]:
+    """Where :func:`composed` puts the astronaut (0..1, 640x480)."""
+    alpha = np.zeros((480, 640), np.float32)
+    left = 140 + sway
+    alpha[120:480, left : left + 360] = _astronaut_alpha(360)
+    return alpha
+
+
 def room_photo() -> Frame:
     """A real room-like photo with texture (scikit-image's coffee, CC0), 640x480."""
     coffee = skimage.data.coffee()[..., ::-1]  # type: ignore[no-untyped-call]
@@ -67,22 +75,38 @@ def room_photo() -> Frame:
 
 
 def composed(
-    room: Frame, rng: np.random.Generator, sway: int, gain: float, replaced: bool, blur: float = 0.0, edge: float = 4.0
+    room: Frame,
+    rng: np.random.Generator,
+    sway: int,
+    gain: float,
+    replaced: bool,
+    blur: float = 0.0,
+    edge: float = 4.0,
+    weighted: bool = False,
 ) -> Frame:
     """The astronaut in front of ``room``, as a camera and an app would make it.  A real background: the camera's
-    exposure (``gain``) and noise on the whole picture; ``blur``: an app blurs the camera's background by that many
-    pixels; ``replaced``: an app puts the player (with the camera's exposure and noise) over the still, clean room
-    picture.  The app's mask has a soft edge of ``edge`` pixels that wanders from frame to frame."""
-    alpha = np.zeros((480, 640), np.float32)
+    exposure (``gain``) and noise on the whole picture; ``blur``: an app blurs the camera's picture by that many
+    pixels (the whole frame, the player included, as Jitsi Meet, LiveKit and MediaPipe's own example do; or, with
+    ``weighted``, the background alone, each pixel's blur weighted by the mask, as Google Meet does) and lays the
+    player over it; ``replaced``: an app puts the player (with the camera's exposure and noise) over the still, clean
+    room picture.  The app's mask has a soft edge of ``edge`` pixels that wanders from frame to frame."""
+    alpha = player_alpha(sway)
     person = np.zeros((480, 640, 3), np.float32)
     left = 140 + sway
-    alpha[120:480, left : left + 360] = _astronaut_alpha(360)
     person[120:480, left : left + 360] = _face(360)
     noise = rng.normal(0, 2.5, (480, 640, 3)).astype(np.float32)
     camera = (room.astype(np.float32) * (1 - alpha[..., None]) + person * alpha[..., None]) * gain + noise
     if not replaced and not blur:
         return camera.clip(0, 255).astype(np.uint8)
     soft = cv2.GaussianBlur(alpha, (0, 0), max(0.5, edge + rng.uniform(-1.5, 1.5)))[..., None]
-    behind = room.astype(np.float32) if replaced else cv2.GaussianBlur(camera, (0, 0), blur)
+    behind: NDArray[np.float32]
+    if replaced:
+        behind = room.astype(np.float32)
+    elif weighted:
+        away = 1 - alpha[..., None]
+        weights = cv2.GaussianBlur(away, (0, 0), blur)[..., None]
+        behind = np.asarray(cv2.GaussianBlur(camera * away, (0, 0), blur) / np.maximum(weights, 1e-3), np.float32)
+    else:
+        behind = np.asarray(cv2.GaussianBlur(camera, (0, 0), blur), np.float32)
     picture = behind * (1 - soft) + camera * soft
     return picture.clip(0, 255).astype(np.uint8)
