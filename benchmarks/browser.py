@@ -50,6 +50,7 @@ from tests.browser.scenario import ADDRESS, prepare_database, private_network
 from tests.proctor.conftest import iso
 from video.analysis import FrameAnalyser
 from video.checks import Finding, Observation
+from video.devices import StreamKey
 
 PORT = 8766
 GRACE_S = 2.0
@@ -122,10 +123,10 @@ def tap(ingest: Any) -> tuple[dict[str, list[tuple[str, float]]], dict[int, list
     seen: dict[int, list[tuple[float, Observation]]] = {}
     inner = ingest.on_finding
 
-    def on_finding(player: str, finding: Finding, snapshot: bytes | None) -> None:
+    def on_finding(stream: StreamKey, finding: Finding, snapshot: bytes | None) -> None:
         if finding.ended is None:
-            raised.setdefault(player, []).append((finding.check.name, time.time()))
-        inner(player, finding, snapshot)
+            raised.setdefault(stream.player, []).append((finding.check.name, time.time()))
+        inner(stream, finding, snapshot)
 
     ingest.on_finding = on_finding
     judge = FrameAnalyser.judge
@@ -195,7 +196,7 @@ async def run(specs: list[ClipSpec], browsers: int, models: Path, cache: Path | 
                         await play(played, clips[played.spec.name], base, link, lambda: raised.get(player, []))
                     except Exception as error:  # a clip that failed is reported, the others go on
                         played.error = f"{type(error).__name__}: {error}"
-                session = ingest.sessions.get(player)
+                session = ingest.sessions.get(StreamKey(player))
                 played.frames_analysed = session.frames_analysed if session is not None else 0
                 if session is not None and trace and any(part in played.spec.name for part in trace):
                     print_trace(played, seen.get(id(session.analyser), []))

@@ -37,6 +37,7 @@ from benchmarks.evalset import ANALYSIS_RATE, ClipSpec, Raised
 from benchmarks.vp8 import CLOCK, CappedVp8Encoder
 from video.analysis import FrameAnalyser
 from video.checks import Check, FaceDetector, Finding, Thresholds
+from video.devices import StreamKey
 from video.ingest import Ingest, IngestSettings
 
 WARM_UP_S = 15.0
@@ -240,9 +241,9 @@ class Recorder:
 
     started: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
 
-    def __call__(self, player_ref: str, finding: Finding, snapshot: bytes | None) -> None:
+    def __call__(self, stream: StreamKey, finding: Finding, snapshot: bytes | None) -> None:
         if finding.ended is None:
-            self.started.setdefault(player_ref, []).append((finding.check.name, time.time()))
+            self.started.setdefault(stream.player, []).append((finding.check.name, time.time()))
 
 
 def make_ingest(settings: IngestSettings, faces: FaceDetector | None, people: Any, on_finding: Recorder,
@@ -334,7 +335,7 @@ class LiveRun:
         found = [(check, at - start) for check, at in self.recorder.started.get(ref, []) if at <= until]
         raised = [Raised(check, at) for check, at in found if check != Check.LOST.name]
         outcome = LiveOutcome(spec, raised, start, frames, late_max, sent, bitrates)
-        session = self.ingest.sessions.get(ref)
+        session = self.ingest.sessions.get(StreamKey(ref))
         outcome.received = int(getattr(session, "frames_received", 0))
         outcome.analysed = int(getattr(session, "frames_analysed", 0))
         outcome.lost = sum(check == Check.LOST.name for check, _ in found)

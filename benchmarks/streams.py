@@ -76,6 +76,7 @@ import video.analysis
 from tests.video.frames import composed, room_photo
 from video.checks import Finding, Observation, Thresholds, observe
 from video.detectors import available_detector
+from video.devices import StreamKey
 from video.ingest import Ingest, IngestSettings
 from video.segmentation import available_segmenter
 
@@ -299,10 +300,10 @@ class Receiver:
         else:
             self.note = "bare aiortc receive + decode, frames discarded"
 
-    def on_finding(self, player_ref: str, finding: Finding, snapshot: bytes | None) -> None:
+    def on_finding(self, stream: StreamKey, finding: Finding, snapshot: bytes | None) -> None:
         self.findings += 1
 
-    def on_clip(self, player_ref: str, finding: Finding, clip: bytes) -> None:
+    def on_clip(self, stream: StreamKey, finding: Finding, clip: bytes) -> None:
         self.clips += 1
 
     async def answer(self, player: str, sdp: str, kind: str) -> RTCSessionDescription:
@@ -334,7 +335,7 @@ class Receiver:
 
     def received(self) -> dict[str, int]:
         if self.ingest is not None:
-            return {ref: s.frames_received for ref, s in self.ingest.sessions.items()}
+            return {key.player: s.frames_received for key, s in self.ingest.sessions.items()}
         return dict(self.bare_frames)
 
     async def close(self) -> None:

@@ -19,6 +19,7 @@ from proctor.camera import Camera
 from proctor.context import CONTEXT, Context
 from proctor.database import create_database_engine, migrate
 from proctor.deadlines import is_due
+from proctor.microphone import MICROPHONE, Microphone
 from proctor.request_limits import RequestLimit
 from proctor.service import Service
 from proctor.settings import Settings
@@ -54,6 +55,9 @@ def _resources(settings: Settings) -> Any:
         writer.start()
         camera = Camera(settings, service, writer)
         camera.start()
+        microphone = Microphone(camera)  # the front streams' audio (issue 15; proctor.microphone)
+        microphone.start()
+        app[MICROPHONE] = microphone
         passwords = PasswordPool(settings.login_hash_workers, settings.login_hash_queue)
         app[CONTEXT] = Context(settings, engine, service, writer, bus, camera, passwords=passwords,
                                login_limit=LoginLimit(attempts=settings.login_attempts),
@@ -65,6 +69,7 @@ def _resources(settings: Settings) -> Any:
         timer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await timer
+        await microphone.close()
         await camera.close()
         passwords.close()
         await asyncio.to_thread(writer.stop)

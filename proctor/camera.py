@@ -15,8 +15,10 @@ setup.  Each is an append-only ``camera_action`` row, an audit entry naming it, 
 the player's page hears of it on its own event stream (:meth:`Camera.listen`), and no other page does.
 
 A stream token works until the end of the player's event, else ``stream_token_ttl_s`` (:func:`token_expiry`); a new
-one revokes it.  One connection per player: a second offer while the first stream is live raises a
-``second-connection`` incident and is refused (:meth:`Camera.accept_offer`).  Media past their retention are deleted
+one revokes it.  A player streams one connection per device (the front camera, a side camera, the shared screen:
+video.devices, the section's ``devices``): a second offer for a device while its first stream is live raises a
+``second-connection`` incident and is refused (:meth:`Camera.accept_offer`).  The side camera's approved view and the
+screen share's own rules are in proctor.player_devices.  Media past their retention are deleted
 by the hourly sweep unless an open incident or appeal holds them, each deletion audited (proctor.media_retention).
 """
 
@@ -56,6 +58,7 @@ from proctor.events import CHECKS, PolicySpec
 from proctor.live_views import LiveViews, sender_video
 from proctor.media_retention import expired_media, retire_media
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
+from proctor.player_devices import PlayerDevices
 from proctor.player_view import LEAVE_REQUEST, leave_answer, leave_requesters, player_place
 from proctor.service import Service
 from proctor.settings import Settings
@@ -64,6 +67,15 @@ from proctor.wall_clock import now_ms
 from proctor.writer import Writer
 from video.checks import Check, Finding, PanVerdict, Thresholds, checks_for_policy, judge_pan
 from video.detectors import available_detector
+from video.devices import (
+    DEFAULT_DEVICES,
+    Device,
+    DeviceThresholds,
+    StreamKey,
+    devices_for_policy,
+    stream_key,
+    surface_problem,
+)
 from video.ingest import (
     CapturedFrame,
     CaptureResult,
@@ -85,6 +97,15 @@ DETECTOR = Identity("detector:camera", Role.ARBITER)
 SERVICE = Identity("service", Role.ARBITER)
 """Who prompts the scheduled ear checks (36.2; proctor/ear_checks.py): the service itself, never an arbiter.  Its
 actions are recorded with ``by_service`` (actor, role and incident source ``service``), not by this name."""
+
+
+SCREEN_STOPPED = "screen-share-stopped"
+"""The incident of a screen share that stopped or was lost while the player's game is in play (36.4.4: sharing may
+stop only after the game)."""
+SCREEN_ARTICLE = "36.4.4"
+SCREEN_FOLDER = "screen"
+"""A section's screen stills and clips are kept in this subfolder of its media folder, with their own retention."""
+DEFAULT_SCREEN_RETENTION_DAYS = 30
 
 
 SECOND_CONNECTION_ARTICLE = "36.4, 37.2"
@@ -260,6 +281,11 @@ class CameraPolicy:
     """The ear checks the service prompts itself (``ear_check_at_start``, ``ear_checks_per_hour``; 36.2)."""
     auto_pan_check: bool = False
     """The service asks for the pan check itself when the passive virtual-background signal is raised (36.4)."""
+    devices: tuple[Device, ...] = DEFAULT_DEVICES
+    """The devices the section requires (``devices``; video.devices): the front camera alone by default."""
+    screen_retention_days: float = DEFAULT_SCREEN_RETENTION_DAYS
+    """How long the shared screen's stills and clips are kept (``screen_retention_days``: a screen is more private
+    than a face)."""
 
     @classmethod
     def of(cls, section: SectionPlace | None, policy: Mapping[str, Any], base: Thresholds,
@@ -268,15 +294,25 @@ class CameraPolicy:
         if section is None:
             return cls(None, StreamPolicy(base), default_retention_days)
         thresholds = Thresholds.from_policy(dict(policy.get("thresholds") or {}), base)
+        limits = DeviceThresholds.from_policy(dict(policy.get("thresholds") or {}))
         enabled = checks_for_policy(policy.get("checks", CHECKS))
         retention = float(policy.get("evidence_retention_days", PolicySpec().evidence_retention_days))
-        return cls(section, StreamPolicy(thresholds, enabled), retention, EarCheckPolicy.of(policy),
-                   bool(policy.get("auto_pan_check", False)))  # fmt: skip
+        devices = devices_for_policy(policy.get("devices") or [d.value for d in DEFAULT_DEVICES])
+        screen_days = float(policy.get("screen_retention_days", DEFAULT_SCREEN_RETENTION_DAYS))
+        return cls(section, StreamPolicy(thresholds, enabled, limits), retention, EarCheckPolicy.of(policy),
+                   bool(policy.get("auto_pan_check", False)), devices, screen_days)  # fmt: skip
 
     @property
     def media_folder(self) -> str:
         """Relative to the media folder: the section's folder, or "" (the media folder itself)."""
         return "" if self.section is None else self.section.folder
+
+    def folder_of(self, device: Device) -> str:
+        """Where a device's media are kept: the screen's in the section's ``screen`` subfolder (its own retention),
+        the cameras' in the section's folder."""
+        if device is not Device.SCREEN:
+            return self.media_folder
+        return f"{self.media_folder}/{SCREEN_FOLDER}" if self.media_folder else SCREEN_FOLDER
 
     def describe(self) -> dict[str, Any]:
         """As the camera status shows it."""
@@ -290,6 +326,9 @@ class CameraPolicy:
             "media_folder": self.media_folder,
             "ear_checks": self.ear_checks.describe(),
             "auto_pan_check": self.auto_pan_check,
+            "devices": [device.value for device in self.devices],
+            "screen_retention_days": self.screen_retention_days,
+            "device_thresholds": asdict(self.stream.devices),
         }  # fmt: skip
 
 
@@ -321,10 +360,14 @@ def retention_by_folder(connection: Connection) -> dict[str, float]:
         .join(Tournament, col(Tournament.id) == col(Section.tournament_id))
     )
     default = PolicySpec().evidence_retention_days
-    return {
-        f"{event}/{section}": float((policy or {}).get("evidence_retention_days", default)) * 86_400
-        for event, section, policy in rows
-    }
+    folders: dict[str, float] = {}
+    for event, section, policy in rows:
+        folders[f"{event}/{section}"] = float((policy or {}).get("evidence_retention_days", default)) * 86_400
+        screen_days = (policy or {}).get("screen_retention_days", DEFAULT_SCREEN_RETENTION_DAYS)
+        folders[f"{event}/{section}/{SCREEN_FOLDER}"] = float(screen_days) * 86_400
+        sound_days = (policy or {}).get("sound_retention_days", 30)  # the microphone's clips (proctor.microphone)
+        folders[f"{event}/{section}/sound"] = float(sound_days) * 86_400
+    return folders
 
 
 class Prompt(enum.Enum):
@@ -415,9 +458,9 @@ class Camera:
     writer: Writer
     ingest: Ingest | None = None
     checks_note: str = ""
-    open_incidents: dict[tuple[str, str], int] = field(default_factory=dict)
-    raised: dict[tuple[str, str, float], int] = field(default_factory=dict)
-    """The incident each started finding raised, until its clip is attached."""
+    open_incidents: dict[tuple[StreamKey, str], int] = field(default_factory=dict)
+    raised: dict[tuple[StreamKey, str, float], int] = field(default_factory=dict)
+    """The incident each started finding raised (by stream, check and start), until its clip is attached."""
     sweeper: asyncio.Task[None] | None = None
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(2, "proctor-video"))
@@ -432,12 +475,18 @@ class Camera:
     ear_checks: EarCheckScheduler | None = None
     """The ear checks the sections' policies ask the service to prompt (36.2), while their games are in play."""
     ear_check_task: asyncio.Task[None] | None = None
-    second_offers: dict[str, int] = field(default_factory=dict)
-    """The live stream (by identity) whose second offer already raised its incident, by player."""
+    second_offers: dict[StreamKey, int] = field(default_factory=dict)
+    """The live stream (by identity) whose second offer already raised its incident, by player and device."""
     live_views: LiveViews | None = None
     """The arbiters' live views of the players' cameras (proctor.live_views), once started."""
     video_wanted: dict[str, dict[str, Any]] = field(default_factory=dict)
     """What each watched player's page is asked to send (its first event says it too)."""
+    devices: PlayerDevices = field(init=False)
+    """The players' second cameras and screens: the side camera's approved view, the screen's reports and stills,
+    each device's state (proctor.player_devices)."""
+
+    def __post_init__(self) -> None:
+        self.devices = PlayerDevices(self)
 
     def start(self, thresholds: Thresholds | None = None) -> None:
         detector, faces_note = available_detector(Path(self.settings.models_dir))
@@ -450,6 +499,7 @@ class Camera:
             thresholds=thresholds or Thresholds(),
         )
         self.ingest = Ingest(config, detector, self.executor, self.on_finding, self.on_clip, people)
+        self.ingest.on_still = self.devices.on_still
         self.ingest.start()
         self.live_views = LiveViews(self.settings, self.service, self.writer, self.ingest, self.tell,
                                     self.video_wanted, list(config.ice_servers))  # fmt: skip
@@ -457,6 +507,7 @@ class Camera:
         with self.writer.engine.connect() as connection:
             for player_ref, until_ms in leave_granted(connection, now_ms()).items():
                 self.ingest.grant_leave(player_ref, until_ms / 1000)
+            self.devices.load_references(connection)
         self.sweeper = asyncio.get_running_loop().create_task(self._sweep_media_forever())
         self.ear_checks = EarCheckScheduler(self)
         self.ear_check_task = asyncio.get_running_loop().create_task(self.ear_checks.run())
@@ -474,40 +525,56 @@ class Camera:
         """The policy of the player's latest stream (or the one that applies now, if they never streamed)."""
         return self.policies.get(player_ref) or self.policy_for(player_ref)
 
-    async def accept_offer(self, player_ref: str, sdp: str, kind: str) -> RTCSessionDescription:
-        """A player's offer, answered; the stream follows the player's policy (ValueError for a bad SDP).
+    async def accept_offer(
+        self, player_ref: str, sdp: str, kind: str, device: Device = Device.FRONT, surface: object = None
+    ) -> RTCSessionDescription:
+        """A player's offer for one of their devices, answered; the stream follows the player's policy (ValueError
+        for a bad SDP).
 
-        A second offer while the player's stream is live (not failed or closed, a frame in the last
-        ``camera_stale_s``) is refused (ConflictError) and raises a ``second-connection`` incident (36.4, 37.2:
-        another device, or someone else holding the player's link, would take the stream over): the first stream
-        stays.  Once the first is stale or lost (the page reconnecting after a dropped connection), the new offer
-        replaces it."""
+        The device must be one the player's section requires (``devices``; the front camera always is), else
+        ConflictError; a screen share must be of the whole screen (``surface``, as the page read the browser's
+        ``displaySurface``: a window or a tab is refused, BadRequestError, 36.4).  A second offer for a device while
+        its stream is live (not failed or closed, a frame in the last ``camera_stale_s``) is refused (ConflictError)
+        and raises a ``second-connection`` incident (36.4, 37.2: another device, or someone else holding the
+        player's link, would take the stream over): the first stream stays.  Once the first is stale or lost (the
+        page reconnecting after a dropped connection), the new offer replaces it.  The player's other devices are
+        not touched."""
         if self.ingest is None:
             raise ConflictError("the camera service is not running")
         check_offer(sdp)
-        holding = self.ingest.holding(player_ref, time.time(), self.settings.camera_stale_s)
-        if holding is not None:
-            await self._second_connection(player_ref, holding)
-            raise ConflictError(
-                "this player's camera is already streaming on another connection: a second one is refused and the "
-                "arbiter has been told (36.4, 37.2)", article=SECOND_CONNECTION_ARTICLE,
-            )  # fmt: skip
         policy = self.policy_for(player_ref)
-        answer = await self.ingest.answer(player_ref, sdp, kind, policy.stream)
+        if device not in policy.devices:
+            raise ConflictError(f"this player's section does not use a {device.title} (its devices: "
+                                f"{', '.join(d.value for d in policy.devices)})")  # fmt: skip
+        if device is Device.SCREEN and (problem := surface_problem(surface)) is not None:
+            self.devices.refused(player_ref, device, surface)
+            raise BadRequestError(f"the screen share is refused: {problem} (36.4: the whole screen is monitored)")
+        holding = self.ingest.holding(player_ref, time.time(), self.settings.camera_stale_s, device)
+        if holding is not None:
+            await self._second_connection(StreamKey(player_ref, device), holding)
+            raise ConflictError(
+                f"this player's {device.title} is already streaming on another connection: a second one is refused "
+                "and the arbiter has been told (36.4, 37.2)", article=SECOND_CONNECTION_ARTICLE,
+            )  # fmt: skip
+        answer = await self.ingest.answer(player_ref, sdp, kind, policy.stream, device)
         self.policies[player_ref] = policy
+        self.devices.connected(player_ref, device)
         return answer
 
-    async def _second_connection(self, player_ref: str, holding: Any) -> None:
+    async def _second_connection(self, key: StreamKey, holding: Any) -> None:
         """Raise the ``second-connection`` incident, once per live stream (the refusals after it add nothing)."""
-        if self.second_offers.get(player_ref) == id(holding):
+        if self.second_offers.get(key) == id(holding):
             return
-        self.second_offers[player_ref] = id(holding)
+        self.second_offers[key] = id(holding)
+        player_ref = key.player
         game = self.current_game(player_ref)
-        summary = (f"{player_ref}: a second camera connection was offered while the first is live; it was refused and "
+        what = "camera" if key.device is Device.FRONT else key.device.title
+        summary = (f"{player_ref}: a second {what} connection was offered while the first is live; it was refused and "
                    "the first kept (another device, or someone else with the player's link)")  # fmt: skip
+        evidence = {} if key.device is Device.FRONT else {"device": key.device.value}
         await self.writer.submit(lambda connection, batch: self.service.raise_incident(
             connection, batch, game, "second-connection", summary, source="service",
-            article=SECOND_CONNECTION_ARTICLE, player_ref=player_ref, at=now_ms(),
+            article=SECOND_CONNECTION_ARTICLE, player_ref=player_ref, at=now_ms(), evidence=evidence,
         ))  # fmt: skip
 
     async def close(self) -> None:
@@ -536,14 +603,17 @@ class Camera:
         self.pending.add(task)
         task.add_done_callback(self.pending.discard)
 
-    def on_finding(self, player_ref: str, finding: Finding, snapshot: bytes | None) -> None:
-        self._spawn(self._record(player_ref, finding, snapshot))
+    def on_finding(self, stream: str | StreamKey, finding: Finding, snapshot: bytes | None) -> None:
+        """A check's finding on a stream (a bare player id: their front camera)."""
+        self._spawn(self._record(stream_key(stream), finding, snapshot))
+        if finding.check in (Check.LOST, Check.COVERED, Check.FROZEN, Check.CAMERA_MOVED):  # a device's state
+            self.devices.changed(stream_key(stream).player)
 
-    def on_clip(self, player_ref: str, finding: Finding, clip: bytes) -> None:
-        self._spawn(self._attach_clip(player_ref, finding, clip))
+    def on_clip(self, stream: str | StreamKey, finding: Finding, clip: bytes) -> None:
+        self._spawn(self._attach_clip(stream_key(stream), finding, clip))
 
-    async def _attach_clip(self, player_ref: str, finding: Finding, clip: bytes) -> None:
-        key = (player_ref, finding.check.value, finding.started)
+    async def _attach_clip(self, stream: StreamKey, finding: Finding, clip: bytes) -> None:
+        key = (stream, finding.check.value, finding.started)
         for _ in range(50):  # the incident is normally stored long before its clip is ready
             if key in self.raised:
                 break
@@ -551,7 +621,7 @@ class Camera:
         incident = self.raised.pop(key, None)
         if incident is None:
             return
-        name, digest = self._save(player_ref, clip, finding, "webm"), _sha256(clip)
+        name, digest = self._save(stream, clip, finding, "webm"), _sha256(clip)
         note = f"clip {name} ({len(clip) // 1024} kB)"
         try:
             await self.writer.submit(
@@ -595,27 +665,38 @@ class Camera:
     def current_game(self, player_ref: str) -> int | None:
         return current_game(self.service, player_ref)
 
-    async def _record(self, player_ref: str, finding: Finding, snapshot: bytes | None) -> None:
-        key = (player_ref, finding.check.value)
+    async def _record(self, stream: StreamKey, finding: Finding, snapshot: bytes | None) -> None:
+        player_ref, device = stream
+        key = (stream, finding.check.value)
         try:
             if finding.ended is None:
+                kind, article = finding.check.value, finding.check.article
                 evidence: dict[str, Any] = {"started": finding.started, "detail": finding.detail}
-                if snapshot:
-                    name = self._save(player_ref, snapshot, finding)
-                    evidence["media"], evidence["sha256"] = [name], _sha256(snapshot)
                 game_id = self.current_game(player_ref)
-                summary = f"{finding.check.value}: {finding.detail}"
+                if device is Device.SCREEN:  # a share that stopped is a case only while the game is in play (36.4.4)
+                    if game_id is None:
+                        log.info("%s: the screen share ended with no game in play", player_ref)
+                        return
+                    kind, article = SCREEN_STOPPED, SCREEN_ARTICLE
+                    snapshot = snapshot or self.devices.last_screen(player_ref)
+                if device is not Device.FRONT:
+                    evidence["device"] = device.value
+                if snapshot:
+                    name = self._save(stream, snapshot, finding)
+                    evidence["media"], evidence["sha256"] = [name], _sha256(snapshot)
+                summary = f"{kind}: {finding.detail}"
+                if device is not Device.FRONT:
+                    summary = f"{kind}: {device.title}: {finding.detail}"
 
                 def raise_it(connection: Connection, batch: Batch) -> int:
                     return self.service.raise_incident(
-                        connection, batch, game_id, finding.check.value, summary, source="detector:camera",
-                        article=finding.check.article, evidence=evidence, player_ref=player_ref,
-                        at=int(finding.started * 1000),
+                        connection, batch, game_id, kind, summary, source="detector:camera", article=article,
+                        evidence=evidence, player_ref=player_ref, at=int(finding.started * 1000),
                     )  # fmt: skip
 
                 incident_id = await self.writer.submit(raise_it)
                 self.open_incidents[key] = incident_id
-                self.raised[(player_ref, finding.check.value, finding.started)] = incident_id
+                self.raised[(stream, finding.check.value, finding.started)] = incident_id
                 if finding.check is Check.VIRTUAL_BACKGROUND and self._policy(player_ref).auto_pan_check:
                     await self._ask_for_pan_check(player_ref, incident_id)
             else:
@@ -643,13 +724,18 @@ class Camera:
         except ConflictError as error:  # the stream ended meanwhile
             log.info("automatic pan check not prompted: %s", error)
 
-    def _save(self, player_ref: str, data: bytes, finding: Finding, extension: str = "jpg") -> str:
-        return self._write_media(player_ref, data, f"{int(finding.started * 1000)}-{finding.check.value}", extension)
+    def _save(self, stream: StreamKey, data: bytes, finding: Finding, extension: str = "jpg") -> str:
+        stem = f"{int(finding.started * 1000)}-{finding.check.value}"
+        if stream.device is not Device.FRONT:
+            stem += f"-{stream.device.value}"
+        return self._write_media(stream.player, data, stem, extension, stream.device)
 
-    def _write_media(self, player_ref: str, data: bytes, stem: str, extension: str) -> str:
-        """Write a media file in the player's section's folder (or the media folder itself); its name relative to
-        the media folder (``event/section/stem-xxxxxxxx.jpg``, or ``stem-xxxxxxxx.jpg``)."""
-        where = self._policy(player_ref).media_folder
+    def _write_media(self, player_ref: str, data: bytes, stem: str, extension: str,
+                     device: Device = Device.FRONT) -> str:  # fmt: skip
+        """Write a media file in the player's section's folder (the screen's in its ``screen`` subfolder; or the
+        media folder itself); its name relative to the media folder (``event/section/stem-xxxxxxxx.jpg``, or
+        ``stem-xxxxxxxx.jpg``)."""
+        where = self._policy(player_ref).folder_of(device)
         folder = Path(self.settings.media_dir) / where
         folder.mkdir(parents=True, exist_ok=True)
         file = f"{stem}-{secrets.token_hex(4)}.{extension}"
@@ -672,6 +758,14 @@ class Camera:
             lambda connection, batch: action.record(self.service, connection, batch, at)
         )
         return result
+
+    async def record_action(
+        self, who: Identity, player_ref: str, kind: str, detail: dict[str, Any], audited: dict[str, Any], at: int
+    ) -> int:
+        """An arbiter's action on a player's device with no incident (the side camera's approved view), recorded and
+        audited as every camera action is; its row's id."""
+        row_id, _ = await self._record_control(CameraControl(who, player_ref, kind, None, detail, audited, ""), at)
+        return row_id
 
     async def send_message(self, who: Identity, player_ref: str, text: str, incident: int | None) -> dict[str, Any]:
         """A message shown on the player's page."""
@@ -982,6 +1076,7 @@ class Camera:
             "analysis": self._analysis(player_ref, live),
             "checks": self.checks_note,
             "policy": policy.describe(),
+            "devices": self.devices.states(player_ref, policy),
         }
 
     def _analysis(self, player_ref: str, live: bool) -> dict[str, Any]:
@@ -995,26 +1090,29 @@ class Camera:
         return {"rate": None if achieved is None else round(achieved, 2), "target": target,
                 "degraded": session.degraded, "status": "analysis-degraded" if session.degraded else "ok"}  # fmt: skip
 
-    def stream_snapshots(self) -> dict[str, StreamSnapshot]:
-        """The camera roster's view of every stream this process has seen, by player: up or ended, since when,
-        frozen, analysis-degraded (on the event loop, where the ingest changes them)."""
+    def stream_snapshots(self, device: Device = Device.FRONT) -> dict[str, StreamSnapshot]:
+        """The camera roster's view of every stream of this device this process has seen, by player: up or ended,
+        since when, frozen, moved from its approved view, analysis-degraded (on the event loop, where the ingest
+        changes them)."""
         snapshots: dict[str, StreamSnapshot] = {}
         if self.ingest is None:
             return snapshots
-        for ref in set(self.ingest.sessions) | set(self.ingest.ended):
-            session = self.ingest.last(ref)
+        for ref, _ in {key for key in set(self.ingest.sessions) | set(self.ingest.ended) if key.device is device}:
+            session = self.ingest.last(ref, device)
             if session is None:
                 continue
-            live = self.ingest.live(ref) is not None
+            live = self.ingest.live(ref, device) is not None
             frozen = any(f.check is Check.FROZEN for f in session.active())
+            moved = any(f.check is Check.CAMERA_MOVED for f in session.active())
             degraded = live and isinstance(session, StreamSession) and session.degraded
             closed = None if session.closed_at is None else int(session.closed_at * 1000)
-            snapshots[ref] = StreamSnapshot(live, int(session.opened_at * 1000), closed, live and frozen, degraded)
+            snapshots[ref] = StreamSnapshot(live, int(session.opened_at * 1000), closed, live and frozen, degraded,
+                                            live and moved)  # fmt: skip
         return snapshots
 
-    def thumbnail(self, player_ref: str) -> bytes | None:
-        """The last analysed frame of the player's live stream as a small JPEG; None without a live stream."""
-        session = self.ingest.live(player_ref) if self.ingest is not None else None
+    def thumbnail(self, player_ref: str, device: Device = Device.FRONT) -> bytes | None:
+        """The last analysed frame of the player's live stream of this device as a small JPEG; None without one."""
+        session = self.ingest.live(player_ref, device) if self.ingest is not None else None
         return None if session is None else session.thumbnail
 
     # --- The player's page ------------------------------------------------------------------------------------------
@@ -1038,6 +1136,7 @@ class Camera:
             "prompt": None if running is None or running["until"] <= now else
             {**running, "remaining_ms": running["until"] - now},
             "video": self.video_wanted.get(player_ref, sender_video(self.settings, watched=False)),
+            "devices": self.devices.states(player_ref),
         }  # fmt: skip
 
     def tell_leave_answers(self, incidents: Sequence[int] = (), cases: Sequence[int] = ()) -> None:

@@ -68,6 +68,8 @@ class StreamSnapshot:
     closed_ms: int | None = None
     frozen: bool = False
     degraded: bool = False
+    moved: bool = False
+    """The camera no longer shows its approved view (``camera-moved``: a side camera)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,19 +140,37 @@ def link_status(links: Sequence[LinkRow], now: int) -> dict[str, Any]:
     return {"status": status, "issued": latest.created_ms, "expires": latest.expires_ms, "count": len(links)}
 
 
+def device_entry(stream: StreamSnapshot | None) -> dict[str, Any]:
+    """One of a player's devices (issue 15) as the roster shows it: ``connected``, ``frozen``, ``moved`` (a side
+    camera no longer showing its approved view), ``analysis-degraded``, ``lost`` or ``not-connected``, since when."""
+    if stream is None:
+        return {"state": "not-connected", "since": None}
+    if not stream.live:
+        return {"state": "lost", "since": stream.closed_ms}
+    flags = (("frozen", stream.frozen), ("moved", stream.moved), ("analysis-degraded", stream.degraded))
+    return {"state": next((state for state, on in flags if on), "connected"), "since": stream.opened_ms}
+
+
 def roster_entry(
-    entrant: Entrant, links: Sequence[LinkRow], stream: StreamSnapshot | None, setup: Setup, now: int
-) -> dict[str, Any]:
-    """One player's row of the roster."""
+    entrant: Entrant, links: Sequence[LinkRow], stream: StreamSnapshot | None, setup: Setup, now: int,
+    devices: Mapping[str, StreamSnapshot | None] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """One player's row of the roster; with the section's devices beyond the front camera (``devices``: each one's
+    stream, by device), each device's state too."""
     state = roster_state(links, stream, now)
     since = None
     if stream is not None:
         since = stream.opened_ms if stream.live else stream.closed_ms
-    return {
+    entry = {
         "player": entrant.ref or None, "name": entrant.name, "start_no": entrant.start_no, "team": entrant.team,
         "round": entrant.round, "board": entrant.board, "state": state.value, "since": since,
         "link": link_status(links, now), "setup": setup.describe(),
     }  # fmt: skip
+    if devices:
+        entry["devices"] = {"front": {"state": state.value, "since": since}} | {
+            device: device_entry(snapshot) for device, snapshot in devices.items()
+        }
+    return entry
 
 
 def counts(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
@@ -214,6 +234,8 @@ class SectionRef:
     section: str
     section_name: str
     time_zone: str
+    devices: tuple[str, ...] = ("front",)
+    """The devices the section's policy requires (``devices``: front, side, screen)."""
 
     @property
     def place(self) -> Place:
@@ -221,20 +243,22 @@ class SectionRef:
 
     def describe(self) -> dict[str, Any]:
         return {"event": {"slug": self.event, "name": self.event_name},
-                "section": {"slug": self.section, "name": self.section_name}, "time_zone": self.time_zone}  # fmt: skip
+                "section": {"slug": self.section, "name": self.section_name}, "time_zone": self.time_zone,
+                "devices": list(self.devices)}  # fmt: skip
 
 
 def find_section(connection: Connection, event: str, section: str) -> SectionRef:
     """The section ``event/section``; NotFoundError when there is none."""
     row = connection.execute(
         select(col(Section.id), col(Section.name), col(Tournament.name).label("event_name"),
-               col(Tournament.config))
+               col(Tournament.config), col(Section.policy))
         .join(Tournament, col(Tournament.id) == col(Section.tournament_id))
         .where(col(Tournament.slug) == event, col(Section.slug) == section)
     ).first()  # fmt: skip
     if row is None:
         raise NotFoundError(f"no section {section!r} in an event {event!r}")
-    return SectionRef(row.id, event, row.event_name, section, row.name, config_zone(row.config))
+    devices = tuple(str(d) for d in ((row.policy or {}).get("devices") or ["front"]))
+    return SectionRef(row.id, event, row.event_name, section, row.name, config_zone(row.config), devices)
 
 
 def boards_shown(who: Identity, section: SectionRef) -> frozenset[int] | None:
@@ -336,16 +360,20 @@ def read_roster(
     section_slug: str,
     streams: Mapping[str, StreamSnapshot],
     now: int,
+    others: Mapping[str, Mapping[str, StreamSnapshot]] | None = None,
 ) -> dict[str, Any]:
-    """The roster of ``event/section`` as this arbiter may see it (:func:`boards_shown`)."""
+    """The roster of ``event/section`` as this arbiter may see it (:func:`boards_shown`); ``others``: the streams of
+    the players' other devices (side, screen), by device, for a section that requires them."""
     section = find_section(connection, event, section_slug)
     boards = boards_shown(who, section)
     entrants = [e for e in read_entrants(connection, section) if boards is None or e.board in boards]
     refs = [e.ref for e in entrants if e.ref]
     links, setups = read_links(connection, refs), read_setups(connection, refs)
+    extra = [device for device in section.devices if device != "front"]
     entries = [
         roster_entry(e, links.get(e.ref, []) if e.ref else [], streams.get(e.ref) if e.ref else None,
-                     setups.get(e.ref, Setup()), now)
+                     setups.get(e.ref, Setup()), now,
+                     {device: (others or {}).get(device, {}).get(e.ref) for device in extra} if e.ref else None)
         for e in entrants
     ]  # fmt: skip
     return {**section.describe(), "boards": None if boards is None else sorted(boards), "players": entries,

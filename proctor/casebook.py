@@ -140,7 +140,8 @@ class Casebook:
         """A staged incident joins the open case of its key, or opens one (which follows the key's resolved case);
         the case's id."""
         incident_id, kind, at = incident["id"], incident["kind"], incident["created_ms"]
-        key = case_key(kind, incident["game_id"], incident["player_ref"], incident_id)
+        key = case_key(kind, incident["game_id"], incident["player_ref"], incident_id,
+                       (incident.get("evidence") or {}).get("device"))  # fmt: skip
         previous = self._latest(batch, key)
         if previous is not None and previous.is_open:
             game_id = incident["game_id"] if incident["game_id"] is not None else previous.game_id

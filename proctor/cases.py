@@ -46,10 +46,11 @@ ESCALATE: Final = "escalate"
 _ENDED: Final = re.compile(r"^ended after (\d+(?:\.\d+)?) s$")
 
 
-def case_key(kind: str, game_id: int | None, player_ref: str | None, incident_id: int) -> str:
-    """What a case is about: a player and kind, else a game and kind, else the incident alone."""
+def case_key(kind: str, game_id: int | None, player_ref: str | None, incident_id: int, device: object = None) -> str:
+    """What a case is about: a player and kind (and the device, for a player's second camera or screen: its side
+    camera lost is another case than its front camera lost), else a game and kind, else the incident alone."""
     if player_ref:
-        return f"player:{player_ref}/{kind}"
+        return f"player:{player_ref}/{kind}" + (f"/{device}" if device in ("side", "screen") else "")
     if game_id is not None:
         return f"game:{game_id}/{kind}"
     return f"incident:{incident_id}"

@@ -56,6 +56,7 @@ from proctor.game_results import game_results
 from proctor.loaded_results import record_loaded_results
 from proctor.models import Arbiter, BracketDraw, Game, Pairing, Player, Section, Tournament, Withdrawal
 from proctor.time_zones import DEFAULT_ZONE, find_zone
+from video.devices import devices_for_policy
 
 ROLES: Final = ("arbiter", "deputy-chief", "chief", "committee", "appeals-committee")
 SYSTEMS: Final = ("swiss", "round-robin", "knockout")
@@ -94,6 +95,16 @@ class PolicySpec:
     both_disconnected: str = "arbiter"
     """When a reconnect window or a flag runs out while both players are disconnected (37.7): ``arbiter``, no
     automatic loss, the arbiter decides; ``window``, each player's own window counts, the first to run out loses."""
+    devices: list[str] = field(default_factory=lambda: ["front"])
+    """The devices each player streams (video.devices): ``front`` (the webcam, always), ``side`` (a second camera,
+    usually a phone), ``screen`` (the whole screen, shared; 36.4, 36.4.4)."""
+    screen_retention_days: int = 30
+    """How long the shared screen's stills and clips are kept (a screen is more private than a face)."""
+    microphone_required: bool = False
+    """The player's page sends the microphone with the front camera, and the service listens (proctor.microphone):
+    speech that is not the player's own is a review flag (36.4.2, 36.4.3), a muted or lost microphone a case (36.4)."""
+    sound_retention_days: int = 30
+    """How long the microphone's clips are kept (sound is more private than a face)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +115,8 @@ class PolicySpec:
             "evidence_retention_days": self.evidence_retention_days, "ear_check_at_start": self.ear_check_at_start,
             "ear_checks_per_hour": self.ear_checks_per_hour, "auto_pan_check": self.auto_pan_check,
             "both_disconnected": self.both_disconnected, "adjudication": self.adjudication,
+            "devices": self.devices, "screen_retention_days": self.screen_retention_days,
+            "microphone_required": self.microphone_required, "sound_retention_days": self.sound_retention_days,
         }  # fmt: skip
 
 
@@ -280,11 +293,17 @@ def _check(where: str, action: Any) -> Any:
         raise EventFileError(f"{where}: {error}") from None
 
 
+def _microphone(reader: _Reader) -> tuple[bool, int]:
+    """``microphone_required`` and ``sound_retention_days`` (proctor.microphone)."""
+    return reader.flag("microphone_required", False), reader.integer("sound_retention_days", 30, minimum=1)
+
+
 def _policy(table: object, where: str) -> PolicySpec:
     known = ("camera_required", "checks", "thresholds", "reconnect_window_s", "lateness_tolerance_s",
              "confirm_time_verdicts", "verdict_confirmation_deadline_s", "penalties", "evidence_retention_days",
              "ear_check_at_start", "ear_checks_per_hour", "auto_pan_check", "both_disconnected",
-             "adjudication")  # fmt: skip
+             "adjudication", "devices", "screen_retention_days", "microphone_required",
+             "sound_retention_days")  # fmt: skip
     reader = _Reader(table, where, known)
     policy = PolicySpec()
     policy.camera_required = reader.flag("camera_required", True)
@@ -320,6 +339,15 @@ def _policy(table: object, where: str) -> PolicySpec:
     _check(f"{where}.penalties", lambda: PenaltyPolicy({k: Ladder(v) for k, v in merged.items()}))
     policy.penalties = merged
     policy.evidence_retention_days = reader.integer("evidence_retention_days", 365, minimum=1)
+    policy.screen_retention_days = reader.integer("screen_retention_days", 30, minimum=1)
+    policy.microphone_required, policy.sound_retention_days = _microphone(reader)
+    devices = reader.table.get("devices", ["front"])
+    try:
+        if not isinstance(devices, list):
+            raise ValueError("not a list")
+        policy.devices = [device.value for device in devices_for_policy(devices)]
+    except ValueError as error:
+        raise reader.fail("devices", f'a list drawn from front, side, screen, with "front" ({error})') from None
     policy.ear_check_at_start = reader.flag("ear_check_at_start", False)
     policy.auto_pan_check = reader.flag("auto_pan_check", False)
     per_hour = reader.table.get("ear_checks_per_hour", 0)

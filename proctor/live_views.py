@@ -37,6 +37,7 @@ from proctor.service import Service
 from proctor.settings import Settings
 from proctor.wall_clock import now_ms
 from proctor.writer import Writer
+from video.devices import Device
 from video.ingest import Ingest
 
 log = logging.getLogger("proctor.live_views")
@@ -105,9 +106,12 @@ class LiveView:
     started_ms: int
     pc: RTCPeerConnection
     track: MediaStreamTrack
+    device: Device = Device.FRONT
+    """Which of the player's devices it shows (the desk's large view shows a player's set: front, side, screen)."""
 
     def describe(self) -> dict[str, Any]:
-        return {"id": self.id, "player": self.player_ref, "size": self.size.value, "since": self.started_ms}
+        return {"id": self.id, "player": self.player_ref, "size": self.size.value, "since": self.started_ms,
+                "device": self.device.value}  # fmt: skip
 
 
 @dataclass
@@ -144,24 +148,28 @@ class LiveViews:
         return sum(view.size.cost for view in self.views.values())
 
     def watchers(self, player_ref: str) -> int:
-        return sum(view.player_ref == player_ref for view in self.views.values())
+        """How many views watch the player's front camera (the one whose rate the page raises while watched)."""
+        return sum(view.player_ref == player_ref and view.device is Device.FRONT for view in self.views.values())
 
     def describe(self) -> dict[str, Any]:
         return {"max": self.settings.live_views_max, "in_use": self.in_use, "rate": self.settings.live_view_rate}
 
-    async def open(self, who: Identity, player_ref: str, sdp: str, kind: str, size: ViewSize) -> tuple[LiveView, Any]:
-        """The arbiter's offer (a video m-line to receive) answered with the player's live track; audited.
+    async def open(
+        self, who: Identity, player_ref: str, sdp: str, kind: str, size: ViewSize, device: Device = Device.FRONT
+    ) -> tuple[LiveView, Any]:
+        """The arbiter's offer (a video m-line to receive) answered with the player's live track of ``device``
+        (the side camera and the screen are relayed as they arrive: the screen at its low rate); audited.
         ForbiddenError beyond the arbiter's assignment, ConflictError without a live stream, LiveViewsFullError at
         the cap, ValueError for an offer that cannot be used."""
         with self.writer.engine.connect() as connection:
             require_assigned(connection, self.service, who, player_ref)
         if not admits(self.in_use, size, self.settings.live_views_max):
             raise full_error(self.in_use, size, self.settings.live_views_max)
-        track = self.ingest.relayed(player_ref)
+        track = self.ingest.relayed(player_ref, device)
         if track is None:
-            raise ConflictError(f"player {player_ref!r} has no live camera stream to watch")
+            raise ConflictError(f"player {player_ref!r} has no live {device.title} stream to watch")
         pc = RTCPeerConnection(RTCConfiguration(iceServers=list(self.ice_servers)))
-        view = LiveView(secrets.token_urlsafe(9), player_ref, who, size, now_ms(), pc, track)
+        view = LiveView(secrets.token_urlsafe(9), player_ref, who, size, now_ms(), pc, track, device)
         try:
             await pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type=kind))
             pc.addTrack(track)
@@ -184,10 +192,10 @@ class LiveViews:
             if pc.connectionState in ("failed", "closed") and view.id in self.views:
                 await self.end(view.id, None, "connection " + pc.connectionState)
 
-        first = self.watchers(player_ref) == 1
+        first = device is Device.FRONT and self.watchers(player_ref) == 1
         await self.writer.submit(lambda connection, batch: self.service.audit(
             connection, batch, view.started_ms, who.label, "camera.view", f"player:{player_ref}",
-            {"view": view.id, "size": size.value},
+            {"view": view.id, "size": size.value, "device": device.value},
         ))  # fmt: skip
         if first:
             self._ask_rate(player_ref)
@@ -206,7 +214,7 @@ class LiveViews:
         view.track.stop()
         ended = now_ms()
         seconds = round((ended - view.started_ms) / 1000, 1)
-        if self.watchers(view.player_ref) == 0:
+        if view.device is Device.FRONT and self.watchers(view.player_ref) == 0:
             self._ask_rate(view.player_ref)
         try:
             await self.writer.submit(lambda connection, batch: self.service.audit(

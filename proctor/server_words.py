@@ -62,6 +62,16 @@ SAID: Final[Mapping[str, Mapping[str, str]]] = {
         "pairing-mismatch.other": "见英文说明",
         "second-connection": "棋手的摄像头已在直播时又有第二个连接：已拒绝，保留第一个"
         "（另一设备，或他人持有棋手的链接）",
+        "second-connection.device": "棋手的{device}已在直播时又有第二个连接：已拒绝，保留第一个"
+        "（另一设备，或他人持有棋手的链接）",
+        "screen-share-stopped": "对局结束前屏幕共享停止（第36.4.4条）",
+        "screen-share-stopped.player": "对局结束前棋手停止了屏幕共享（第36.4.4条）",
+        "camera.camera-moved": "摄像头已离开批准时的位置（桌面和设备不再在原处）",
+        "camera.voice": "听到不是选手本人的说话声（说话时选手嘴部未动或不在画面中）：请听录音片段（提示，不是处罚）",
+        "camera.microphone-muted": "麦克风静音（只有无声信号）",
+        "camera.microphone-lost": "麦克风无声音",
+        "device.front": "前置摄像头", "device.side": "侧面摄像头", "device.screen": "屏幕共享",
+        "device.said": "{device}：{what}",
         "leave-request": "申请离开比赛区域",
         "arbiter-call": "呼叫裁判",
         "player.because": "{what}：{note}",
@@ -167,6 +177,18 @@ SAID: Final[Mapping[str, Mapping[str, str]]] = {
         "pairing-mismatch.other": "see the details",
         "second-connection": "a second camera connection was offered while the player's first is live; it was "
         "refused and the first kept (another device, or someone else with the player's link)",
+        "second-connection.device": "a second connection of the player's {device} was offered while the first is live; "
+        "it was refused and the first kept (another device, or someone else with the player's link)",
+        "screen-share-stopped": "the screen share stopped before the player's game was over (36.4.4)",
+        "screen-share-stopped.player": "the player stopped sharing the screen before their game was over (36.4.4)",
+        "camera.camera-moved": "the camera moved from its approved view (the desk and the device no longer where "
+        "they were)",
+        "camera.voice": "speech heard that is not the player's own (their mouth still, or not in view): listen to the "
+        "clip (a review flag, not a penalty)",
+        "camera.microphone-muted": "the microphone sends only silence (muted)",
+        "camera.microphone-lost": "no sound from the microphone",
+        "device.front": "front camera", "device.side": "side camera", "device.screen": "screen share",
+        "device.said": "{device}: {what}",
         "leave-request": "asks to leave the competition area",
         "arbiter-call": "calls the arbiter",
         "player.because": "{what}: {note}",
@@ -244,14 +266,16 @@ SAID: Final[Mapping[str, Mapping[str, str]]] = {
 
 CAMERA_KINDS: Final = frozenset(
     {"left-area", "extra-person", "camera-covered", "camera-frozen", "camera-lost", "virtual-background",
-     "background-blurred"}
+     "background-blurred", "camera-moved", "voice", "microphone-muted", "microphone-lost"}
 )  # fmt: skip
-"""The camera checks' kinds (video.checks.Check): said from the detector's detail."""
+"""The camera checks' kinds (video.checks.Check), and the microphone's (video.speech.SoundCheck): said from the
+detector's detail."""
 PROMPT_KINDS: Final = frozenset({"ear-check", "room-scan", "pan-check"})
 """The kinds a camera prompt raises: their summary is the service's words, not the prompting arbiter's."""
 SERVICE_KINDS: Final = frozenset(
     {"feed-gap", "clock-mismatch", "platform-disagreement", "result-mismatch", "pairing-mismatch",
-     "second-connection", "leave-request", "arbiter-call", "verdict-pending", "late-delivery", "verdict-revised"}
+     "second-connection", "leave-request", "arbiter-call", "verdict-pending", "late-delivery", "verdict-revised",
+     "screen-share-stopped"}
 )  # fmt: skip
 """The other kinds the service itself raises, each said from its facts."""
 KINDS: Final = CAMERA_KINDS | PROMPT_KINDS | SERVICE_KINDS
@@ -390,11 +414,8 @@ def incident_words(facts: IncidentFacts, names: Mapping[str, str] | None = None)
 def _incident_text(w: Speech, facts: IncidentFacts, names: Mapping[str, str]) -> str:
     kind, evidence, summary = facts.kind, facts.evidence, facts.summary
     article = w.article(facts.article)
-    if kind in CAMERA_KINDS:
-        detail = evidence.get("detail")
-        if not isinstance(detail, str):
-            detail = summary.split(": ", 1)[1] if summary.startswith(f"{kind}: ") else ""
-        return camera_summary(w, kind, detail)
+    if kind in CAMERA_KINDS or kind in DEVICE_KINDS:
+        return _device_text(w, facts)
     if kind == "feed-gap" and evidence.get("missing_seq") is not None:
         n = len(evidence.get("held") or [])
         if match := _GAP_FOR.search(summary):
@@ -446,10 +467,32 @@ def _incident_text(w: Speech, facts: IncidentFacts, names: Mapping[str, str]) ->
             return verdict_text(w, verdict, names)
         return w.say("verdict-pending", reason=w.kind(kind), article=article)
     if kind == "second-connection":
-        return w.say("second-connection")
+        return _device_text(w, facts)
     if kind in ("late-delivery", "verdict-revised") and evidence.get("seq") is not None:
         return _late_text(w, kind, evidence)
     return w.kind(kind)
+
+
+DEVICE_KINDS: Final = frozenset({"screen-share-stopped", "second-connection"})
+"""The kinds said with the device they concern (issue 15), beside the camera checks'."""
+
+
+def _device_text(w: Speech, facts: IncidentFacts) -> str:
+    """A camera check's finding, a second connection or a stopped screen share, naming the device when it is the
+    player's side camera or screen (the front camera's words are as they were)."""
+    kind, evidence, summary = facts.kind, facts.evidence, facts.summary
+    device = evidence.get("device")
+    named = w.say(f"device.{device}") if device in ("side", "screen") else None
+    if kind == "second-connection":
+        return w.say("second-connection") if named is None else w.say("second-connection.device", device=named)
+    if kind == "screen-share-stopped":
+        stopped = "the player stopped" in str(evidence.get("detail") or summary)
+        return w.say("screen-share-stopped.player" if stopped else "screen-share-stopped")
+    detail = evidence.get("detail")
+    if not isinstance(detail, str):
+        detail = summary.split(": ", 1)[1] if summary.startswith(f"{kind}: ") else ""
+    said = camera_summary(w, kind, detail)
+    return said if named is None else w.say("device.said", device=named, what=said)
 
 
 def _feed_kind(w: Speech, evidence: Mapping[str, Any]) -> str:

@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -31,14 +31,23 @@ from av import VideoFrame
 from engine.liveness import Source, Timeline
 from video.analysis import FrameAnalyser
 from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds
+from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, StreamKey
+from video.reference_view import ReferenceView, ViewWatch, compare_view
 from video.segmentation import PersonSegmenter
 
 log = logging.getLogger("proctor.video")
 
-FindingHandler = Callable[[str, Finding, bytes | None], None]
-"""(player ref, finding, JPEG snapshot or None) — called on the event loop."""
-ClipHandler = Callable[[str, Finding, bytes], None]
-"""(player ref, the finding that started, a WebM clip of the stream around it) — called on the event loop."""
+FindingHandler = Callable[[StreamKey, Finding, bytes | None], None]
+"""(the stream: player and device, finding, JPEG snapshot or None) — called on the event loop."""
+AudioHandler = Callable[["StreamSession", MediaStreamTrack], bool]
+"""(the front stream, its audio track): True when the microphone check took the track (video.audio)."""
+ClipHandler = Callable[[StreamKey, Finding, bytes], None]
+"""(the stream, the finding that started, a WebM clip of the stream around it) — called on the event loop."""
+StillHandler = Callable[[StreamKey, float, bytes], None]
+"""(the stream, when, a JPEG of the frame) — a shared screen's evidence still, called on the event loop."""
+
+SCREEN_STILL_WIDTH = 1280
+"""A shared screen's evidence stills are kept at most this wide (text on a board stays legible)."""
 
 DEGRADED_WINDOW_S = 10.0
 """The achieved analysis rate is measured over this window..."""
@@ -228,14 +237,38 @@ class StreamSession:
     """Fans the player's video track out: the analysis is one subscriber, each arbiter's live view another."""
     source: MediaStreamTrack | None = None
     """The player's incoming video track (once it arrived)."""
+    device: Device = Device.FRONT
+    """Which of the player's devices this stream is (video.devices): the screen is kept, not analysed; a camera with
+    an approved reference view (the side camera) is also compared with it."""
+    limits: DeviceThresholds = field(default_factory=DeviceThresholds)
+    reference: ReferenceView | None = None
+    """The approved view of this camera (an arbiter's reference still), once given."""
+    view: ViewWatch = field(default_factory=ViewWatch)
+    viewed_at: float = float("-inf")
+    """When the picture was last compared with the reference view."""
+    on_still: StillHandler | None = None
+    stilled_at: float = float("-inf")
+    """When the shared screen's last evidence still was kept."""
 
     def __post_init__(self) -> None:
         self.analyser = FrameAnalyser(self.monitor, self.detector, self.people, self.face_interval_s,
                                       self.still_interval_s)  # fmt: skip
 
+    @property
+    def key(self) -> StreamKey:
+        return StreamKey(self.player_ref, self.device)
+
     def active(self) -> list[Finding]:
-        """The findings that hold now."""
-        return self.monitor.active()
+        """The findings that hold now (the reference view's too)."""
+        moved = self.view.active
+        return self.monitor.active() + ([moved] if moved is not None and Check.CAMERA_MOVED in self.monitor.enabled
+                                        else [])  # fmt: skip
+
+    def set_reference(self, reference: ReferenceView | None) -> None:
+        """A new approved view (None: none): compared from the next analysed frame, the watch begun anew (a finding
+        of the old view that held ends with it)."""
+        self.reference, self.viewed_at = reference, float("-inf")
+        self.view = ViewWatch(self.limits.camera_moved_s, self.monitor.thresholds.clear_s)
 
     def receiving(self, now: float, within_s: float) -> bool:
         """Whether the stream is up and sent a frame in the last ``within_s`` seconds (or was opened that recently,
@@ -289,6 +322,7 @@ class StreamSession:
             self.received_at.append(now)
             if self.timeline.is_down:
                 self.timeline = self.timeline.up(int(now * 1000))
+            self._arrived(now)
             if self.busy or now < self.next_due:
                 self.frames_dropped += 1
                 continue
@@ -301,6 +335,66 @@ class StreamSession:
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
 
+    def _keep_screen(self, frame: VideoFrame, at: float) -> tuple[bytes, bytes | None]:
+        """In the executor: a shared screen's small JPEG (the desk's thumbnail, the clips), and a larger still when
+        one is due as evidence (:attr:`DeviceThresholds.screen_still_s`)."""
+        image: Frame = frame.to_ndarray(format="bgr24").astype(np.uint8, copy=False)
+        every = self.limits.screen_still_s
+        still = None
+        if self.on_still is not None and every > 0 and at - self.stilled_at >= every:
+            height, width = image.shape[:2]
+            if width > SCREEN_STILL_WIDTH:
+                size = (SCREEN_STILL_WIDTH, round(height * SCREEN_STILL_WIDTH / width))
+                image = cv2.resize(image, size, interpolation=cv2.INTER_AREA).astype(np.uint8, copy=False)
+            still = _jpeg(image, quality=75)
+        return small_jpeg(image), still
+
+    def _arrived(self, at: float) -> None:
+        """A frame arrived: the stream's liveness counts from arrival, not from analysis (a busy executor, as when
+        several start-of-game checks run at once, must not make a live camera look lost, nor a live share look
+        stopped with ``screen_lost_s`` as short as 2.5 s). A camera's lost finding still ends only after frames for
+        ``clear_s`` (its analysis); a shared screen's ends with its first frame again."""
+        if self.closed_at is not None:
+            return
+        self.monitor.arrived(at)
+        if self.device is not Device.SCREEN:
+            return
+        lost = self.monitor.conditions[Check.LOST]
+        lost.since = None
+        if lost.active is not None:  # frames again on the same connection: the share is back
+            ended = Finding(Check.LOST, lost.active.started, at, lost.active.detail)
+            lost.active = None
+            if Check.LOST in self.monitor.enabled:
+                self.on_finding(self.key, ended, None)
+
+    async def _analyse_screen(self, frame: VideoFrame, at: float) -> None:
+        """The screen is kept, not analysed: its thumbnail, the clips' ring buffer and its evidence stills; its only
+        check is its stream's (stopped or lost, :meth:`tick`)."""
+        try:
+            small_frame, still = await asyncio.get_running_loop().run_in_executor(
+                self.executor, self._keep_screen, frame, at
+            )
+            self.frames_analysed += 1
+            self.thumbnail = small_frame
+            if self.on_clip is not None:
+                self.buffer.add(at, small_frame)
+            if still is not None and self.on_still is not None:
+                self.stilled_at = at
+                self.on_still(self.key, at, still)
+        except Exception:
+            log.exception("keeping a screen frame failed")
+        finally:
+            self.busy = False
+
+    def _compare_view(self, image: Frame, at: float) -> list[Finding]:
+        """In the executor: the picture against the approved view, when one is given and a comparison is due."""
+        reference = self.reference
+        if reference is None or at - self.viewed_at < self.limits.view_interval_s:
+            return []
+        self.viewed_at = at
+        findings = self.view.feed(at, compare_view(reference, image))
+        return [f for f in findings if f.check in self.monitor.enabled]
+
     def _observe(self, frame: VideoFrame, at: float, search: bool) -> tuple[Frame, Observation, bytes]:
         """In the executor, all at once: the frame converted (off the event loop, which must keep draining every
         stream's packets), what it shows, and its small JPEG."""
@@ -308,6 +402,9 @@ class StreamSession:
         return image, self.analyser.observe(image, at, search), small_jpeg(image)
 
     async def _analyse(self, frame: VideoFrame, at: float) -> None:
+        if self.device is Device.SCREEN:
+            await self._analyse_screen(frame, at)
+            return
         try:
             loop = asyncio.get_running_loop()
             capturing = [c for c in self.captures if c.start <= at <= c.until]
@@ -318,6 +415,8 @@ class StreamSession:
             )
             self.frames_analysed += 1
             findings = self.analyser.judge(observation)
+            if self.reference is not None:
+                findings += await loop.run_in_executor(self.executor, self._compare_view, image, at)
             self.thumbnail = small_frame
             if self.on_clip is not None or capturing:
                 if self.on_clip is not None:
@@ -332,7 +431,7 @@ class StreamSession:
                     )
             for finding in findings:
                 snapshot = _jpeg(image) if finding.ended is None else None
-                self.on_finding(self.player_ref, finding, snapshot)
+                self.on_finding(self.key, finding, snapshot)
                 if finding.ended is None and self.on_clip is not None:
                     self._spawn(self._clip(finding, at))
         except Exception:  # one bad frame must not stop the stream's checks
@@ -356,7 +455,7 @@ class StreamSession:
         except Exception:
             log.exception("encoding a clip failed")
             return
-        self.on_clip(self.player_ref, finding, clip)
+        self.on_clip(self.key, finding, clip)
 
     def begin_capture(self, seconds: float, stills: bool = False) -> Capture:
         """Keep every analysed frame from now for ``seconds`` (see :meth:`finish_capture`)."""
@@ -387,7 +486,31 @@ class StreamSession:
             # The stream's liveness is its own timeline, whether or not the section reports lost cameras.
             self.timeline = self.timeline.down(int(lost.started * 1000))
         for finding in findings:
-            self.on_finding(self.player_ref, finding, None)
+            self.on_finding(self.key, finding, None)
+
+    def end(self, now: float, detail: str) -> None:
+        """The stream ended as the player's page says (a screen share the player stopped): lost now, not after
+        ``lost_s`` of silence."""
+        if self.closed_at is None:
+            self.closed_at = now
+        state = self.monitor.conditions[Check.LOST]
+        if state.active is not None:
+            return
+        since = self.monitor.last_frame_at if self.monitor.last_frame_at is not None else now
+        state.since, state.active = since, Finding(Check.LOST, since, None, detail)
+        if not self.timeline.is_down:
+            self.timeline = self.timeline.down(int(since * 1000))
+        if Check.LOST in self.monitor.enabled:
+            self.on_finding(self.key, state.active, None)
+
+
+def _transport_closed(pc: RTCPeerConnection | None) -> bool:
+    """Whether the browser closed the connection (its DTLS transport closed or failed: a page closed), which aiortc
+    does not turn into the peer connection's state."""
+    if pc is None:
+        return False
+    transports = [t.receiver.transport for t in pc.getTransceivers() if t.receiver.transport is not None]
+    return any(transport.state in ("closed", "failed") for transport in transports)
 
 
 def _jpeg(image: Frame, quality: int = 80) -> bytes:
@@ -438,7 +561,10 @@ class StreamPolicy:
 
     thresholds: Thresholds = field(default_factory=Thresholds)
     enabled: frozenset[Check] = frozenset(Check)
-    """The checks that may raise findings (:attr:`video.checks.Monitor.enabled`)."""
+    """The checks that may raise findings (:attr:`video.checks.Monitor.enabled`), each device's within its own
+    (:data:`video.devices.DEVICE_CHECKS`)."""
+    devices: DeviceThresholds = field(default_factory=DeviceThresholds)
+    """The side camera's and the screen's own thresholds."""
 
 
 class Ingest:
@@ -451,15 +577,24 @@ class Ingest:
         self.on_clip = on_clip
         self.detector = detector
         self.people = people
-        self.ended: dict[str, EndedStream] = {}
-        """Each player's last stream that ended, once its camera-lost was raised (or it was replaced): removed from
+        self.ended: dict[StreamKey, EndedStream] = {}
+        """Each stream's last session that ended, once its camera-lost was raised (or it was replaced): removed from
         :attr:`sessions`, so that the watchdog ticks only the streams that can still raise something."""
         self.executor = executor
         self.on_finding = on_finding
-        self.connections: dict[str, RTCPeerConnection] = {}
-        self.sessions: dict[str, StreamSession] = {}
+        self.on_still: StillHandler | None = None
+        """Where a shared screen's evidence stills go (none: not kept)."""
+        self.on_audio: AudioHandler | None = None
+        """Who listens to a front stream's audio track (the microphone check, proctor.microphone); it returns False
+        to leave the track to be drained unheard."""
+        self.connections: dict[StreamKey, RTCPeerConnection] = {}
+        self.sessions: dict[StreamKey, StreamSession] = {}
+        """By player and device (video.devices): a player's front camera, side camera and screen are three."""
         self.leave_until: dict[str, float] = {}
         """Leave of the area granted per player (36.4.1): kept here, so that a reconnected stream keeps it."""
+        self.references: dict[StreamKey, ReferenceView] = {}
+        """Each camera's approved view (the side camera's reference still): kept here, so that a reconnected stream
+        is compared with it."""
         self._watchdog: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -473,43 +608,62 @@ class Ingest:
 
     def sweep(self, now: float) -> None:
         """Tick every stream (lost cameras, the analysis rate); retire those that ended and have said so."""
-        for player_ref, session in list(self.sessions.items()):
+        for key, session in list(self.sessions.items()):
+            if (
+                session.device is Device.SCREEN
+                and session.closed_at is None
+                and _transport_closed(self.connections.get(key))
+            ):  # the page was closed or its share's connection ended: at once, not after screen_lost_s
+                session.end(now, "the screen share's connection ended")
             session.tick(now)
             if session.closed_at is not None and (
                 session.monitor.conditions[Check.LOST].active is not None or not session.frames_received
             ):
-                self._retire(player_ref, session)
+                self._retire(key, session)
 
-    def _retire(self, player_ref: str, session: StreamSession) -> None:
+    def _retire(self, key: StreamKey, session: StreamSession) -> None:
         """The stream ended and what it had to say is said: keep its summary, drop the rest."""
-        if self.sessions.get(player_ref) is session:
-            del self.sessions[player_ref]
-        self.ended[player_ref] = EndedStream.of(session)
+        if self.sessions.get(key) is session:
+            del self.sessions[key]
+        self.ended[key] = EndedStream.of(session)
         for task in list(session.tasks):
             task.cancel()
 
-    def last(self, player_ref: str) -> StreamSession | EndedStream | None:
-        """The player's stream, live or not, or the summary of the last one that ended."""
-        return self.sessions.get(player_ref) or self.ended.get(player_ref)
+    def last(self, player_ref: str, device: Device = Device.FRONT) -> StreamSession | EndedStream | None:
+        """The player's stream of this device, live or not, or the summary of the last one that ended."""
+        key = StreamKey(player_ref, device)
+        return self.sessions.get(key) or self.ended.get(key)
 
     async def answer(
-        self, player_ref: str, sdp: str, kind: str, policy: StreamPolicy | None = None
-    ) -> RTCSessionDescription:
-        """Accept a player's offer and return the answer; a bad SDP raises ValueError and allocates nothing.
-        ``policy``: what this stream is checked against (the service's thresholds and every check without one)."""
+        self, player_ref: str, sdp: str, kind: str, policy: StreamPolicy | None = None,
+        device: Device = Device.FRONT,
+    ) -> RTCSessionDescription:  # fmt: skip
+        """Accept a player's offer for one of their devices and return the answer; a bad SDP raises ValueError and
+        allocates nothing.  ``policy``: what this stream is checked against (the service's thresholds and every check
+        without one), within the device's own checks (:data:`video.devices.DEVICE_CHECKS`).  An earlier stream of
+        the same device is replaced; the player's other devices are not touched."""
         pc = RTCPeerConnection(RTCConfiguration(iceServers=list(self.settings.ice_servers)))
         clip = self.settings.clip
         policy = policy or StreamPolicy(self.settings.thresholds)
-        monitor = Monitor(policy.thresholds, enabled=policy.enabled)
+        thresholds = policy.thresholds
+        if device is Device.SCREEN:
+            thresholds = replace(thresholds, lost_s=policy.devices.screen_lost_s)
+        monitor = Monitor(thresholds, enabled=policy.enabled & DEVICE_CHECKS[device])
         session = StreamSession(player_ref, monitor, self.detector, self.executor,
                                 self.on_finding, self.settings.rate, self.on_clip, clip,
                                 RingBuffer(clip.before_s + clip.after_s + 1),
                                 face_interval_s=self.settings.face_interval_s,
-                                still_interval_s=self.settings.still_interval_s, people=self.people)  # fmt: skip
+                                still_interval_s=self.settings.still_interval_s, people=self.people,
+                                device=device, limits=policy.devices, on_still=self.on_still)  # fmt: skip
+        key = session.key
         session.monitor.leave_granted_until = self.leave_until.get(player_ref, 0.0)
+        session.set_reference(self.references.get(key))
 
         @pc.on("track")
         def on_track(track: MediaStreamTrack) -> None:
+            hear = self.on_audio if track.kind == "audio" and device is Device.FRONT else None
+            if hear is not None and hear(session, track):
+                return  # the microphone (issue 15) drains it; else it is drained unheard below
             if track.kind == "video":  # relayed, so that arbiters can watch it too (:meth:`Ingest.relayed`)
                 session.source = track
                 track = session.relay.subscribe(track)
@@ -520,7 +674,7 @@ class Ingest:
         @pc.on("connectionstatechange")
         async def on_state() -> None:
             if pc.connectionState in ("failed", "closed"):
-                await self._drop(player_ref, pc)
+                await self._drop(key, pc)
 
         try:
             await pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type=kind))
@@ -528,14 +682,14 @@ class Ingest:
         except Exception as error:
             await pc.close()
             raise ValueError(f"the offer cannot be used: {error}") from None
-        previous = self.connections.get(player_ref)
-        replaced = self.sessions.get(player_ref)
-        self.connections[player_ref] = pc
-        self.sessions[player_ref] = session
+        previous = self.connections.get(key)
+        replaced = self.sessions.get(key)
+        self.connections[key] = pc
+        self.sessions[key] = session
         if replaced is not None:
             if replaced.closed_at is None:
                 replaced.closed_at = time.time()
-            self.ended[player_ref] = EndedStream.of(replaced)
+            self.ended[key] = EndedStream.of(replaced)
             for task in list(replaced.tasks):
                 task.cancel()
         if previous is not None:
@@ -544,48 +698,76 @@ class Ingest:
         assert description is not None
         return description
 
-    async def _drop(self, player_ref: str, pc: RTCPeerConnection) -> None:
-        if self.connections.get(player_ref) is pc:
-            del self.connections[player_ref]
-            session = self.sessions.get(player_ref)
+    async def _drop(self, key: StreamKey, pc: RTCPeerConnection) -> None:
+        if self.connections.get(key) is pc:
+            del self.connections[key]
+            session = self.sessions.get(key)
             if session is not None and session.closed_at is None:
                 session.closed_at = time.time()
         await pc.close()
 
     def grant_leave(self, player_ref: str, until: float) -> None:
-        """The player may be away until ``until`` (seconds): the left-area check stays quiet, on this stream and on
-        any stream the player opens later."""
+        """The player may be away until ``until`` (seconds): the left-area check stays quiet, on this player's
+        cameras and on any stream the player opens later."""
         self.leave_until[player_ref] = until
-        session = self.sessions.get(player_ref)
-        if session is not None:
-            session.monitor.leave_granted_until = until
+        for device in Device:
+            session = self.sessions.get(StreamKey(player_ref, device))
+            if session is not None:
+                session.monitor.leave_granted_until = until
 
-    def live(self, player_ref: str) -> StreamSession | None:
-        """The player's stream, if its peer connection is up (or still being set up)."""
-        pc = self.connections.get(player_ref)
+    def set_reference(self, player_ref: str, device: Device, reference: ReferenceView | None) -> None:
+        """The camera's approved view (None: withdrawn), for its live stream and any it opens later."""
+        key = StreamKey(player_ref, device)
+        if reference is None:
+            self.references.pop(key, None)
+        else:
+            self.references[key] = reference
+        session = self.sessions.get(key)
+        if session is not None:
+            session.set_reference(reference)
+
+    def end_stream(self, player_ref: str, device: Device, detail: str) -> bool:
+        """The player's page says this device's stream ended (the player stopped sharing the screen): its loss is
+        raised now (:meth:`StreamSession.end`).  False when the device has no stream here."""
+        session = self.sessions.get(StreamKey(player_ref, device))
+        if session is None:
+            return False
+        session.end(time.time(), detail)
+        return True
+
+    def live(self, player_ref: str, device: Device = Device.FRONT) -> StreamSession | None:
+        """The player's stream of this device, if its peer connection is up (or still being set up)."""
+        key = StreamKey(player_ref, device)
+        pc = self.connections.get(key)
         if pc is None or pc.connectionState in ("failed", "closed"):
             return None
-        return self.sessions.get(player_ref)
+        session = self.sessions.get(key)
+        return session if session is not None and session.closed_at is None else None
 
-    def relayed(self, player_ref: str) -> MediaStreamTrack | None:
-        """A new subscription to the player's live video track, for one viewer (who must stop it when done): it keeps
-        only the latest frame, so that a slow viewer drops frames instead of queueing them.  None without a live
-        video track."""
-        session = self.live(player_ref)
+    def relayed(self, player_ref: str, device: Device = Device.FRONT) -> MediaStreamTrack | None:
+        """A new subscription to the player's live video track of this device, for one viewer (who must stop it when
+        done): it keeps only the latest frame, so that a slow viewer drops frames instead of queueing them.  None
+        without a live video track."""
+        session = self.live(player_ref, device)
         if session is None or session.source is None or session.source.readyState != "live":
             return None
         return session.relay.subscribe(session.source, buffered=False)
 
-    def holding(self, player_ref: str, now: float, stale_s: float) -> StreamSession | None:
-        """The player's stream if it is live and not stale (a frame in the last ``stale_s`` seconds): one that a new
-        offer must not replace."""
-        session = self.live(player_ref)
+    def holding(
+        self, player_ref: str, now: float, stale_s: float, device: Device = Device.FRONT
+    ) -> StreamSession | None:
+        """The player's stream of this device if it is live and not stale (a frame in the last ``stale_s`` seconds):
+        one that a new offer must not replace."""
+        session = self.live(player_ref, device)
         return session if session is not None and session.receiving(now, stale_s) else None
 
-    def capture(self, player_ref: str, seconds: float, stills: bool = False) -> Awaitable[CaptureResult]:
-        """Start keeping the player's analysed frames now, for ``seconds``; the awaitable gives them and their clip
-        once the window ends.  LookupError (and nothing started) when the player has no live stream."""
-        session = self.live(player_ref)
+    def capture(
+        self, player_ref: str, seconds: float, stills: bool = False, device: Device = Device.FRONT
+    ) -> Awaitable[CaptureResult]:
+        """Start keeping the player's analysed frames (of this device's camera) now, for ``seconds``; the awaitable
+        gives them and their clip once the window ends.  LookupError (and nothing started) when the player has no
+        live stream of it."""
+        session = self.live(player_ref, device)
         if session is None:
             raise LookupError(f"no live stream for {player_ref!r}")
         return session.finish_capture(session.begin_capture(seconds, stills))

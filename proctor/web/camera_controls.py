@@ -11,6 +11,7 @@ from sqlalchemy import Connection
 from proctor import camera as camera_module
 from proctor import errors
 from proctor.assignments import require_assigned_to_player
+from proctor.player_devices import require_device
 from proctor.staging import Batch
 from proctor.wall_clock import now_ms
 from proctor.web.inputs import context_of, json_body, optional_id, text_field, whole_number
@@ -108,10 +109,11 @@ async def get_camera(request: web.Request) -> web.Response:
 
 
 async def get_camera_thumbnail(request: web.Request) -> web.Response:
-    """The last analysed frame of the player's live stream, small (320x240 JPEG), for the dashboard's boards."""
+    """The last analysed frame of the player's live stream, small (320x240 JPEG), for the dashboard's boards; of the
+    device in ``?device=`` (front by default: side, screen)."""
     arbiter(request)
     player = request.match_info["player"]
-    jpeg = context_of(request).camera.thumbnail(player)
+    jpeg = context_of(request).camera.thumbnail(player, require_device(request.query.get("device")))
     if jpeg is None:
         raise errors.NotFoundError(f"no live camera stream for {player!r}")
     return web.Response(body=jpeg, content_type="image/jpeg", headers={"Cache-Control": "no-store"})
@@ -169,16 +171,16 @@ ROUTES: Final = (
     Route(
         "GET", "/api/v1/players/{player}/camera", get_camera,
         "The player's camera for arbiters: connected since, frames, active findings, the section policy in force "
-        "(checks, thresholds, retention), leave, approval, last prompts "
-        "and messages, which checks run",
+        "(checks, thresholds, retention, the devices required), leave, approval, last prompts "
+        "and messages, which checks run, and each device's state (devices: front, side, screen)",
         {"200": "the status", "401": "no or unknown arbiter token", "404": "unknown player"},
         (("player", "path", "the player's id on the platform"),),
     ),
     Route(
         "GET", "/api/v1/players/{player}/camera/thumbnail.jpg", get_camera_thumbnail,
         "The last analysed frame of the player's live stream as a 320x240 JPEG (arbiters and the review panel; "
-        "Cache-Control: no-store)",
-        {"200": "the JPEG", "401": "not an arbiter", "404": "no live camera stream"},
-        (("player", "path", "the player's id on the platform"),),
+        "Cache-Control: no-store); ?device=side or screen for the player's other devices",
+        {"200": "the JPEG", "401": "not an arbiter", "404": "no live stream of the device, or no such device"},
+        (("player", "path", "the player's id on the platform"), ("device", "query", "front (default), side, screen")),
     ),
 )  # fmt: skip

@@ -18,6 +18,7 @@ from proctor.web.inputs import context_of, json_body
 from proctor.web.openapi import Route
 from proctor.web.reads import read
 from proctor.web.sessions import arbiter
+from video.devices import Device
 
 FORMATS: Final = ("json", "csv")
 
@@ -30,7 +31,8 @@ async def get_roster(request: web.Request) -> web.Response:
     slug, section = request.match_info["slug"], request.match_info["section"]
 
     streams = context.camera.stream_snapshots()
-    roster = await read(context, lambda c: camera_roster.read_roster(c, who, slug, section, streams, now_ms()))
+    others = {device.value: context.camera.stream_snapshots(device) for device in (Device.SIDE, Device.SCREEN)}
+    roster = await read(context, lambda c: camera_roster.read_roster(c, who, slug, section, streams, now_ms(), others))
     return web.json_response(roster)
 
 

@@ -11,6 +11,7 @@ from aiohttp import web
 from proctor import camera as camera_module
 from proctor import errors
 from proctor.live_views import LiveViews, ViewSize
+from proctor.player_devices import require_device
 from proctor.web.inputs import context_of, json_body, text_field
 from proctor.web.openapi import Route
 from proctor.web.sessions import arbiter
@@ -49,9 +50,10 @@ async def post_live_view(request: web.Request) -> web.Response:
         camera_module.check_offer(sdp)
     except ValueError as error:
         raise errors.BadRequestError(str(error)) from None
+    device = require_device(body.get("device"))
     views = _views(request)
     try:
-        view, answer = await views.open(who, request.match_info["player"], sdp, kind, ViewSize(size))
+        view, answer = await views.open(who, request.match_info["player"], sdp, kind, ViewSize(size), device)
     except ValueError as error:
         raise errors.BadRequestError(str(error)) from None
     result: dict[str, Any] = {**view.describe(), **views.describe(), "sdp": answer.sdp, "type": answer.type}
@@ -79,7 +81,8 @@ ROUTES: Final = (
     ),
     Route(
         "POST", "/api/v1/players/{player}/live-view", post_live_view,
-        "Watch a player's camera live {sdp, type: offer, size: large (default) or small}: the browser's offer "
+        "Watch a player's camera live {sdp, type: offer, size: large (default) or small, device: front (default), "
+        "side or screen}: the browser's offer "
         "(a video to receive) answered with the player's camera relayed (VP8); the player's page is asked to send "
         "at LIVE_VIEW_RATE while anyone watches (session and X-CSRF-Token, or bearer token; audited camera.view)",
         {"201": "the view's id, size and start, the views in use, and the answer {sdp, type}",

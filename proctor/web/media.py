@@ -12,7 +12,8 @@ from proctor.web.inputs import context_of
 from proctor.web.openapi import Route
 from proctor.web.sessions import arbiter
 
-MEDIA_TYPES: Final = {".jpg": "image/jpeg", ".webm": "video/webm"}
+MEDIA_TYPES: Final = {".jpg": "image/jpeg", ".webm": "video/webm", ".wav": "audio/wav"}
+"""What is served: snapshots and stills, the cameras' clips, and the microphone's sound clips (proctor.microphone)."""
 MAX_NAME: Final = 1000
 """The longest media name asked for (the names the camera gives are well under 200 characters)."""
 
@@ -41,7 +42,7 @@ ROUTES: Final = (
     Route(
         "GET", "/api/v1/media", get_media,
         "An evidence file named by an incident (snapshot, clip, still, ear crop), for arbiters and the review panel",
-        {"200": "the file (image/jpeg or video/webm)", "400": "not a name (too long, or a NUL)",
+        {"200": "the file (image/jpeg, video/webm or audio/wav)", "400": "not a name (too long, or a NUL)",
          "401": "not an arbiter",
          "404": "no such file under MEDIA_DIR (or deleted after its retention)"},
         (("name", "query", "the media name as the incident's evidence gives it, e.g. event/section/file.jpg"),),

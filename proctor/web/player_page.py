@@ -15,6 +15,8 @@ from proctor import errors
 from proctor.accounts import token_hash
 from proctor.context import Context
 from proctor.live_views import sender_video
+from proctor.microphone import MICROPHONE
+from proctor.player_devices import require_device
 from proctor.wall_clock import now_ms
 from proctor.web.dashboards import page_policy
 from proctor.web.event_streams import relay
@@ -66,20 +68,25 @@ async def rtc_config(request: web.Request) -> web.Response:
         "video": context.camera.video_wanted.get(player, sender_video(settings, watched=False)),
         "viewRate": settings.live_view_rate,
         "analysisRate": settings.analysis_rate,
+        # The section requires the microphone (proctor.microphone): the page sends it with the front camera.
+        "microphone": request.app[MICROPHONE].policy_for(player).required,
     })  # fmt: skip
 
 
 async def rtc_offer(request: web.Request) -> web.Response:
-    """A player's WebRTC offer ``{sdp, type, token}`` → the answer; a bad token or SDP allocates nothing.  The stream
-    follows the player's section's policy (:meth:`proctor.camera.Camera.accept_offer`)."""
+    """A player's WebRTC offer ``{sdp, type, token, device, surface}`` → the answer; a bad token or SDP allocates
+    nothing.  ``device``: front (by default), side or screen (video.devices); a screen's ``surface`` is the browser's
+    ``displaySurface`` (only ``monitor``, the whole screen, is accepted).  The stream follows the player's section's
+    policy (:meth:`proctor.camera.Camera.accept_offer`)."""
     context = context_of(request)
     body = await json_body(request)
     token, sdp, kind = text_field(body, "token", True), text_field(body, "sdp", True), text_field(body, "type", True)
     if kind != "offer":
         raise errors.BadRequestError("'type' must be 'offer'")
     player = _stream_player(context, token)
+    device = require_device(body.get("device"))
     try:
-        answer = await context.camera.accept_offer(player, sdp, kind)
+        answer = await context.camera.accept_offer(player, sdp, kind, device, body.get("surface"))
     except ValueError as error:
         raise errors.BadRequestError(str(error)) from None
     return web.json_response({"sdp": answer.sdp, "type": answer.type})
@@ -145,9 +152,14 @@ ROUTES: Final = (
         (("token", "query", "the player's stream token"),),
     ),
     Route(
-        "POST", "/api/v1/rtc/offer", rtc_offer, "A player's WebRTC offer {sdp, type, token}; returns the answer",
-        {"200": "the answer {sdp, type}", "400": "malformed body or unusable SDP", "404": "unknown token",
-         "409": "the player's camera is live on another connection (a second-connection incident is raised)",
+        "POST", "/api/v1/rtc/offer", rtc_offer,
+        "A player's WebRTC offer {sdp, type, token, device: front (default), side or screen, surface: the shared "
+        "screen's displaySurface}; returns the answer",
+        {"200": "the answer {sdp, type}",
+         "400": "malformed body or unusable SDP, or a screen share of a window or a tab (the whole screen is required)",
+         "404": "unknown token or device",
+         "409": "the device is live on another connection (a second-connection incident is raised), or the player's "
+                "section does not use the device",
          "410": "expired token"},
     ),
     Route(

@@ -15,6 +15,7 @@ from tests.proctor.conftest import Platformer, app_context
 from tests.proctor.test_camera import connect
 from tests.proctor.test_camera_controls import ARBITER, SwayingFace, add_arbiter, incidents, issue, wait_for
 from video.checks import Check, Finding
+from video.devices import StreamKey
 
 pytestmark = pytest.mark.asyncio
 
@@ -62,7 +63,7 @@ async def _suspected(platform: Platformer, settings: Settings, tmp_path: Path, f
         camera.on_finding("p-1", Finding(Check.VIRTUAL_BACKGROUND, now - 13, None, "the background does not move"),
                           None)  # fmt: skip
         await wait_for(lambda: _raised(camera))
-        incident = camera.open_incidents[("p-1", "virtual-background")]
+        incident = camera.open_incidents[(StreamKey("p-1"), "virtual-background")]
 
         async def settled() -> bool:
             status = await (await platform.client.get("/api/v1/players/p-1/camera", headers=ARBITER)).json()
@@ -75,12 +76,12 @@ async def _suspected(platform: Platformer, settings: Settings, tmp_path: Path, f
 
 
 async def _streaming(camera: object) -> bool:
-    session = camera.ingest.sessions.get("p-1")  # type: ignore[attr-defined]
+    session = camera.ingest.sessions.get(StreamKey("p-1"))  # type: ignore[attr-defined]
     return session is not None and session.frames_analysed >= 2
 
 
 async def _raised(camera: object) -> bool:
-    return ("p-1", "virtual-background") in camera.open_incidents  # type: ignore[attr-defined]
+    return (StreamKey("p-1"), "virtual-background") in camera.open_incidents  # type: ignore[attr-defined]
 
 
 async def test_the_service_asks_for_the_pan_check_and_notes_its_verdict(

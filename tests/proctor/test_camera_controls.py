@@ -36,6 +36,7 @@ from tests.proctor.test_camera import ScriptedCamera, connect
 from tests.proctor.test_events import EXAMPLE as EVENT_EXAMPLE
 from tests.video.frames import scene
 from video.checks import Thresholds
+from video.devices import StreamKey
 
 pytestmark = pytest.mark.asyncio
 
@@ -153,7 +154,8 @@ async def test_a_message_reaches_its_players_page_and_no_other(platform: Platfor
     other, _ = await open_page(platform, await issue(platform, "m-2"))
     assert {k: v for k, v in state.items() if k != "player"} == {
         "request": None, "leave_until": None, "approval": None, "messages": [], "prompt": None,
-        "video": {"width": 640, "height": 480, "frameRate": 5, "maxBitrate": 300_000, "watched": False}}  # fmt: skip
+        "video": {"width": 640, "height": 480, "frameRate": 5, "maxBitrate": 300_000, "watched": False},
+        "devices": {"front": {"state": "not-connected", "since": None}}}  # fmt: skip
     response = await platform.client.post("/api/v1/players/m-1/camera/messages", headers=ARBITER,
                                           json={"text": "Please keep your hands in view"})  # fmt: skip
     assert response.status == 201
@@ -307,7 +309,7 @@ async def test_prompts_record_their_window_and_the_ear_check_keeps_two_stills(
 
 
 async def _analysed(context: Any, player: str, frames: int) -> bool:
-    session = context.camera.ingest.sessions.get(player)
+    session = context.camera.ingest.sessions.get(StreamKey(player))
     return session is not None and session.frames_analysed >= frames
 
 
@@ -341,7 +343,7 @@ async def test_leave_keeps_the_left_area_check_quiet_across_a_reconnection(
     try:
 
         async def left_area(player: str) -> bool:
-            return (player, "left-area") in context.camera.open_incidents
+            return (StreamKey(player), "left-area") in context.camera.open_incidents
 
         await wait_for(lambda: left_area("l-2"))  # the control, without leave, is flagged
         await wait_for(lambda: _analysed(context, "l-1", 8))  # 4 s of nobody, past the 1.5 s threshold
@@ -349,7 +351,7 @@ async def test_leave_keeps_the_left_area_check_quiet_across_a_reconnection(
         await first.close()
         second = await connect(platform, away, ScriptedCamera([(60, 0)]))  # a new stream session
         try:
-            assert context.camera.ingest.sessions["l-1"].monitor.leave_granted_until == until / 1000
+            assert context.camera.ingest.sessions[StreamKey("l-1")].monitor.leave_granted_until == until / 1000
             await wait_for(lambda: _analysed(context, "l-1", 8))
             assert not await left_area("l-1")
         finally:

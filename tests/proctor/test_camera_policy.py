@@ -22,6 +22,7 @@ from tests.proctor.conftest import Platformer, app_context
 from tests.proctor.test_camera import ScriptedCamera, connect
 from tests.proctor.test_camera_controls import ARBITER, add_arbiter, issue, wait_for
 from video.checks import POLICY_CHECKS, Check, Thresholds
+from video.devices import StreamKey
 
 pytestmark = pytest.mark.asyncio
 
@@ -111,11 +112,11 @@ async def test_each_stream_follows_its_players_section(
     try:
         # q-1 is in two sections: the later one applies, its absence_s (1.5 s) over the service's 60 s.
         await wait_for(lambda: _flagged(camera, "q-1", "left-area"))
-        left_id = camera.open_incidents[("q-1", "left-area")]
+        left_id = camera.open_incidents[(StreamKey("q-1"), "left-area")]
         await wait_for(lambda: _analysed(camera, ("s-1", "n-1"), 6))  # 3 s of an empty room for them too
         assert not await _flagged(camera, "s-1", "left-area")  # its section does not check presence
         assert not await _flagged(camera, "n-1", "left-area")  # no section: the service's 60 s
-        quiet = camera.ingest.sessions["s-1"].monitor
+        quiet = camera.ingest.sessions[StreamKey("s-1")].monitor
         assert quiet.conditions[Check.LEFT_AREA].active is not None and quiet.active() == []  # followed, not raised
         prompt = await platform.client.post("/api/v1/players/q-1/camera/prompts", headers=ARBITER,
                                             json={"kind": "room-scan", "seconds": 5})  # fmt: skip
@@ -148,18 +149,19 @@ async def test_each_stream_follows_its_players_section(
     assert thresholds["extra_person_s"] == 40.0 and "not_a_threshold" not in thresholds  # the service's, field by field
     assert quick["policy"]["checks"] == sorted(check.value for check in Check)
     assert (quick["policy"]["evidence_retention_days"], quick["policy"]["media_folder"]) == (30, "nyc-2021/quick")
-    assert quiet_status["policy"]["checks"] == ["camera-covered", "camera-frozen", "camera-lost", "extra-person"]
+    assert quiet_status["policy"]["checks"] == ["camera-covered", "camera-frozen", "camera-lost", "camera-moved",
+                                                "extra-person"]  # fmt: skip
     assert quiet_status["policy"]["evidence_retention_days"] == 365 and quiet_status["findings"] == []
     assert none["policy"]["section"] is None and none["policy"]["thresholds"]["absence_s"] == 60.0
     assert none["policy"]["media_folder"] == "" and none["policy"]["evidence_retention_days"] == 90
 
 
 async def _flagged(camera: Any, player: str, kind: str) -> bool:
-    return (player, kind) in camera.open_incidents
+    return (StreamKey(player), kind) in camera.open_incidents
 
 
 async def _analysed(camera: Any, players: tuple[str, ...], frames: int) -> bool:
-    sessions = [camera.ingest.sessions.get(player) for player in players]
+    sessions = [camera.ingest.sessions.get(StreamKey(player)) for player in players]
     return all(session is not None and session.frames_analysed >= frames for session in sessions)
 
 
@@ -170,7 +172,10 @@ async def test_media_expire_after_their_sections_retention(settings: Settings, t
         sections = retention_by_folder(connection)
     engine.dispose()
     day = 86_400
-    assert sections == {"nyc-2021/slow": 365 * day, "nyc-2021/quick": 30 * day, "nyc-2021/quiet": 365 * day}
+    cameras = {folder: seconds for folder, seconds in sections.items() if not folder.endswith(("/screen", "/sound"))}
+    assert cameras == {"nyc-2021/slow": 365 * day, "nyc-2021/quick": 30 * day, "nyc-2021/quiet": 365 * day}
+    assert sections["nyc-2021/quick/screen"] == 30 * day  # the screen's own (screen_retention_days, issue 15)
+    assert sections["nyc-2021/quick/sound"] == 30 * day  # the microphone's clips (sound_retention_days, issue 15)
     media, now = tmp_path / "media", time.time()
     ages = {
         "old.jpg": 100, "new.jpg": 10,  # the top level: the service's 90 days

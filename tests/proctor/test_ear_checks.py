@@ -49,6 +49,7 @@ from tests.proctor.test_camera_controls import (
     wait_for,
 )
 from video.checks import Box
+from video.devices import StreamKey
 from video.ingest import CapturedFrame
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "national-youth-2021.toml"
@@ -473,5 +474,5 @@ async def test_no_usable_ear_view_says_ask_again(platform: Platformer, settings:
 
 
 async def _analysed(context: Any, player: str, frames: int) -> bool:
-    session = context.camera.ingest.sessions.get(player)
+    session = context.camera.ingest.sessions.get(StreamKey(player))
     return session is not None and session.frames_analysed >= frames

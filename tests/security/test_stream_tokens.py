@@ -23,6 +23,7 @@ from tests.proctor.conftest import Platformer, app_context
 from tests.proctor.test_arbiters import add_arbiter, bearer, started_game
 from tests.proctor.test_camera import CAM, ScriptedCamera, connect, issue_token
 from tests.security.test_streams import rest_of
+from video.devices import StreamKey
 
 pytestmark = pytest.mark.asyncio
 
@@ -124,13 +125,13 @@ async def test_a_second_connection_while_the_first_is_live_is_refused_and_raises
     first = await connect(platform, token, ScriptedCamera([(60, 1)]))
     try:
         await wait_for(lambda: (s := ingest.live("two-1")) is not None and s.frames_received > 0)
-        server_side = ingest.connections["two-1"]
+        server_side = ingest.connections[StreamKey("two-1")]
         for _ in range(2):
             second = await platform.client.post("/api/v1/rtc/offer", json={"sdp": await offer_sdp(), "type": "offer",
                                                                            "token": token})  # fmt: skip
             body = await second.json()
             assert second.status == 409 and "already streaming" in body["message"] and body["article"] == "36.4, 37.2"
-        assert ingest.connections["two-1"] is server_side  # the first stream stays
+        assert ingest.connections[StreamKey("two-1")] is server_side  # the first stream stays
         incidents = await (await platform.client.get("/api/v1/incidents?kind=second-connection", headers=CAM)).json()
         assert len(incidents) == 1  # once per live stream, however many offers follow
         (incident,) = incidents

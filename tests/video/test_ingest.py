@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import cv2
 import numpy as np
 
-from video.checks import Box, Check, Finding, Monitor, Observation
+from video.checks import Box, Check, Finding, Monitor, Observation, Thresholds
+from video.devices import StreamKey
 from video.ingest import CapturedFrame, Ingest, IngestSettings, StreamSession, ear_crop
+
+from .tracks import MovingPicture
 
 
 def _session(enabled: frozenset[Check]) -> tuple[StreamSession, list[Finding]]:
@@ -55,13 +61,13 @@ def test_the_ear_crop_is_beside_the_face_on_the_side_away_from_the_nose() -> Non
 def test_an_ended_stream_leaves_the_sessions_once_its_camera_lost_is_raised() -> None:
     ingest = Ingest(IngestSettings(), None, ThreadPoolExecutor(1), lambda _p, _f, _s: None)
     session, reported = _session(frozenset(Check))
-    ingest.sessions["p-1"] = session
+    ingest.sessions[StreamKey("p-1")] = session
     session.frames_received, session.closed_at = 10, 101.0
     for now in (102.0, 103.0):
         ingest.sweep(now)
-        assert "p-1" in ingest.sessions  # not yet lost
+        assert StreamKey("p-1") in ingest.sessions  # not yet lost
     ingest.sweep(105.5)
-    assert [f.check for f in reported] == [Check.LOST] and "p-1" not in ingest.sessions
+    assert [f.check for f in reported] == [Check.LOST] and StreamKey("p-1") not in ingest.sessions
     ended = ingest.last("p-1")
     assert ended is not None and ended.closed_at == 101.0 and [f.check for f in ended.active()] == [Check.LOST]
 
@@ -86,3 +92,31 @@ def test_the_analysis_says_when_it_cannot_keep_its_rate() -> None:
     slow.analysed_at.extend(float(i) for i in range(10))
     slow.tick(10.0)
     assert not slow.degraded
+
+
+async def test_a_camera_whose_analysis_is_backed_up_is_not_lost_while_its_frames_arrive() -> None:
+    """The executor is busy (several start-of-game ear checks at once): no frame is analysed for longer than
+    ``lost_s``, but frames keep arriving, so the camera is alive. Liveness counts from arrival, not analysis."""
+    blocked = threading.Event()
+    executor = ThreadPoolExecutor(1)
+    executor.submit(blocked.wait, 10.0)  # the only worker is taken
+    reported: list[Finding] = []
+    session = StreamSession("p-1", Monitor(Thresholds(lost_s=1.0), enabled=frozenset(Check)), None, executor,
+                            lambda _player, finding, _snapshot: reported.append(finding))  # fmt: skip
+    session.monitor.feed(Observation(time.time(), 120.0, 40.0, 2.0, (), 640, 480))  # analysed once before
+    consuming = asyncio.create_task(session.consume(MovingPicture(rate=10)))
+    try:
+        for _ in range(10):  # 2 s: twice lost_s
+            await asyncio.sleep(0.2)
+            session.tick(time.time())
+        assert session.frames_received >= 10 and session.frames_analysed == 0
+        assert reported == [] and not session.timeline.is_down
+    finally:
+        consuming.cancel()
+        blocked.set()
+        executor.shutdown(wait=False, cancel_futures=True)
+    # The frames stop: now the camera is lost, from its last frame's arrival.
+    await asyncio.sleep(1.2)
+    session.tick(time.time())
+    assert [f.check for f in reported] == [Check.LOST]
+    assert reported[0].started == session.received_at[-1]
