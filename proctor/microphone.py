@@ -56,6 +56,8 @@ class MicrophonePolicy:
     settings: SpeechSettings = field(default_factory=SpeechSettings)
     folder: str = ""
     """Where its clips go, relative to the media folder."""
+    retention_days: int = 30
+    """How long its clips are kept (``sound_retention_days``; the player's page says so before they agree)."""
 
     @classmethod
     def of(cls, found: tuple[Any, Mapping[str, Any]] | None) -> MicrophonePolicy:
@@ -67,7 +69,12 @@ class MicrophonePolicy:
         values: dict[str, Any] = {k: v for k, v in dict(policy.get("thresholds") or {}).items() if k in known}
         values = {k: int(v) if k == "mouth_min_views" else float(v) for k, v in values.items()}
         settings = replace(SpeechSettings(), **values)
-        return cls(bool(policy.get("microphone_required", False)), settings, f"{section.folder}/{SOUND_FOLDER}")
+        return cls(
+            bool(policy.get("microphone_required", False)),
+            settings,
+            f"{section.folder}/{SOUND_FOLDER}",
+            int(policy.get("sound_retention_days", 30)),
+        )
 
 
 @dataclass

@@ -63,13 +63,16 @@ async def rtc_config(request: web.Request) -> web.Response:
     context = context_of(request)
     player = _stream_player(context, request.query.get("token", ""))
     settings = context.settings
+    microphone = request.app[MICROPHONE].policy_for(player)
     return web.json_response({
         "iceServers": camera_module.ice_servers(settings, player, time.time()),
         "video": context.camera.video_wanted.get(player, sender_video(settings, watched=False)),
         "viewRate": settings.live_view_rate,
         "analysisRate": settings.analysis_rate,
         # The section requires the microphone (proctor.microphone): the page sends it with the front camera.
-        "microphone": request.app[MICROPHONE].policy_for(player).required,
+        "microphone": microphone.required,
+        # How long a sound clip is kept, for the page's notice before the player agrees.
+        "soundRetentionDays": microphone.retention_days,
     })  # fmt: skip
 
 
