@@ -63,6 +63,7 @@ from proctor.player_view import LEAVE_REQUEST, leave_answer, leave_requesters, p
 from proctor.service import Service
 from proctor.settings import Settings
 from proctor.staging import Batch
+from proctor.talk import Talks
 from proctor.wall_clock import now_ms
 from proctor.writer import Writer
 from video.checks import Check, Finding, PanVerdict, Thresholds, checks_for_policy, judge_pan
@@ -479,6 +480,8 @@ class Camera:
     """The live stream (by identity) whose second offer already raised its incident, by player and device."""
     live_views: LiveViews | None = None
     """The arbiters' live views of the players' cameras (proctor.live_views), once started."""
+    talks: Talks | None = None
+    """The arbiters speaking to players (proctor.talk), once started."""
     video_wanted: dict[str, dict[str, Any]] = field(default_factory=dict)
     """What each watched player's page is asked to send (its first event says it too)."""
     devices: PlayerDevices = field(init=False)
@@ -504,6 +507,8 @@ class Camera:
         self.live_views = LiveViews(self.settings, self.service, self.writer, self.ingest, self.tell,
                                     self.video_wanted, list(config.ice_servers))  # fmt: skip
         self.live_views.start()
+        self.talks = Talks(self.service, self.writer, self.ingest, self.tell, list(config.ice_servers))
+        self.talks.start()
         with self.writer.engine.connect() as connection:
             for player_ref, until_ms in leave_granted(connection, now_ms()).items():
                 self.ingest.grant_leave(player_ref, until_ms / 1000)
@@ -578,6 +583,8 @@ class Camera:
         ))  # fmt: skip
 
     async def close(self) -> None:
+        if self.talks is not None:
+            await self.talks.close()
         if self.live_views is not None:
             await self.live_views.close()
         if self.ear_check_task is not None:
@@ -1137,6 +1144,7 @@ class Camera:
             {**running, "remaining_ms": running["until"] - now},
             "video": self.video_wanted.get(player_ref, sender_video(self.settings, watched=False)),
             "devices": self.devices.states(player_ref),
+            "talk": self.talks is not None and self.talks.of_player(player_ref) is not None,
         }  # fmt: skip
 
     def tell_leave_answers(self, incidents: Sequence[int] = (), cases: Sequence[int] = ()) -> None:
@@ -1341,15 +1349,17 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def check_offer(sdp: str) -> None:
-    """ValueError unless the offer is an SDP with a video m-line (what the player's page sends): aiortc would answer
-    anything else with an empty answer and a stream that never gets a frame."""
+def check_offer(sdp: str, kind: str = "video") -> None:
+    """ValueError unless the offer is an SDP with a ``kind`` m-line (a video one: what the player's page sends; an
+    audio one: what the desk's talk sends): aiortc would answer anything else with an empty answer and a stream that
+    never gets a frame."""
     try:
         media = SessionDescription.parse(sdp).media
     except Exception as error:  # aiortc's parser raises what it meets (ValueError, IndexError, KeyError…)
         raise ValueError(f"the offer cannot be used: not an SDP ({error})") from None
-    if not any(m.kind == "video" and m.port != 0 for m in media):
-        raise ValueError("the offer cannot be used: it has no video (an SDP with a video m-line is needed)")
+    if not any(m.kind == kind and m.port != 0 for m in media):
+        article = "an" if kind == "audio" else "a"
+        raise ValueError(f"the offer cannot be used: it has no {kind} (an SDP with {article} {kind} m-line is needed)")
 
 
 def require_player(connection: Connection, token: str, now: int) -> str:

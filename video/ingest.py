@@ -34,6 +34,7 @@ from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Obse
 from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, StreamKey
 from video.reference_view import ReferenceView, ViewWatch, compare_view
 from video.segmentation import PersonSegmenter
+from video.voice import PlayerVoice
 
 log = logging.getLogger("proctor.video")
 
@@ -595,6 +596,9 @@ class Ingest:
         self.references: dict[StreamKey, ReferenceView] = {}
         """Each camera's approved view (the side camera's reference still): kept here, so that a reconnected stream
         is compared with it."""
+        self.voices: dict[str, PlayerVoice] = {}
+        """What arbiters say to each player (video.voice): sent on the player's front connection, if its offer can
+        receive sound."""
         self._watchdog: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -678,10 +682,15 @@ class Ingest:
 
         try:
             await pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type=kind))
+            hears = device is Device.FRONT and any(t.kind == "audio" for t in pc.getTransceivers())
+            if hears:  # the page can play what an arbiter says to the player (video.voice)
+                pc.addTrack(self.voices.setdefault(player_ref, PlayerVoice()).outlet())
             await pc.setLocalDescription(await pc.createAnswer())
         except Exception as error:
             await pc.close()
             raise ValueError(f"the offer cannot be used: {error}") from None
+        if device is Device.FRONT and not hears and player_ref in self.voices:
+            self.voices[player_ref].detach()  # this page cannot play sound: no arbiter can speak to it
         previous = self.connections.get(key)
         replaced = self.sessions.get(key)
         self.connections[key] = pc
@@ -772,11 +781,20 @@ class Ingest:
             raise LookupError(f"no live stream for {player_ref!r}")
         return session.finish_capture(session.begin_capture(seconds, stills))
 
+    def voice(self, player_ref: str) -> PlayerVoice | None:
+        """What an arbiter says to the player, if the player's live front connection can play it (None: no live
+        front camera, or a page that did not offer to receive sound)."""
+        voice = self.voices.get(player_ref)
+        if voice is None or voice.track is None or self.live(player_ref, Device.FRONT) is None:
+            return None
+        return voice
+
     async def close(self) -> None:
         if self._watchdog is not None:
             self._watchdog.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watchdog
+        await asyncio.gather(*(voice.close() for voice in self.voices.values()), return_exceptions=True)
         await asyncio.gather(*(pc.close() for pc in self.connections.values()), return_exceptions=True)
         for session in self.sessions.values():
             for task in list(session.tasks):

@@ -22,7 +22,7 @@ from proctor.web.openapi import Route
 MODULE_FOLDER: Final = Path(__file__).parent.parent.parent / "dashboard" / "js"
 PAGE_MODULES: Final = frozenset(
     {"arbiter_words", "board", "check_in", "elements", "event_stream", "i18n", "incident_words", "player_devices",
-     "session", "times"}
+     "session", "talk", "times"}
 )  # fmt: skip
 """The modules the pages import, by name (dashboard/js/{name}.js)."""
 
@@ -48,7 +48,7 @@ async def page_module(request: web.Request) -> web.Response:
 ROUTES: Final = (
     Route("GET", "/assets/{name}.js", page_module,
           "One of the pages' shared script modules (dashboard/js/: arbiter_words, board, check_in, elements, "
-          "event_stream, i18n, incident_words, player_devices, session, times), by name only",
+          "event_stream, i18n, incident_words, player_devices, session, talk, times), by name only",
           {"200": "the module (text/javascript; ETag, Cache-Control: no-cache)", "304": "unchanged since the ETag",
            "404": "no such module"},
           (("name", "path", "the module's name"),)),

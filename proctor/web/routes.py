@@ -28,6 +28,7 @@ from proctor.web import (
     review,
     sessions,
     stream,
+    talk,
     webhooks,
 )
 from proctor.web.openapi import Route, document
@@ -45,6 +46,7 @@ ROUTES: Final[tuple[Route, ...]] = (
     *camera_roster.ROUTES,
     *check_ins.ROUTES,
     *live_views.ROUTES,
+    *talk.ROUTES,
     *player_page.ROUTES,
     *devices.ROUTES,
     *media.ROUTES,

@@ -1,0 +1,75 @@
+"""Talking to a player (proctor.talk): the desk's offer answered with the player's page listening, and the talk
+ended."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from aiohttp import web
+
+from proctor import camera as camera_module
+from proctor import errors
+from proctor.talk import Talks
+from proctor.web.inputs import context_of, json_body, text_field
+from proctor.web.openapi import Route
+from proctor.web.sessions import arbiter
+
+
+def _talks(request: web.Request) -> Talks:
+    talks = context_of(request).camera.talks
+    if talks is None:
+        raise errors.ConflictError("the camera service is not running")
+    return talks  # type: ignore[no-any-return]
+
+
+async def post_talk(request: web.Request) -> web.Response:
+    """An arbiter's offer ``{sdp, type}`` (a sound to send) answered; the player's page plays it."""
+    who = arbiter(request)
+    body = await json_body(request)
+    sdp, kind = text_field(body, "sdp", True), text_field(body, "type", True)
+    if kind != "offer":
+        raise errors.BadRequestError("'type' must be 'offer'")
+    try:
+        camera_module.check_offer(sdp, "audio")
+    except ValueError as error:
+        raise errors.BadRequestError(str(error)) from None
+    try:
+        talk, answer = await _talks(request).open(who, request.match_info["player"], sdp, kind)
+    except ValueError as error:
+        raise errors.BadRequestError(str(error)) from None
+    result: dict[str, Any] = {**talk.describe(), "sdp": answer.sdp, "type": answer.type}
+    return web.json_response(result, status=201)
+
+
+async def delete_talk(request: web.Request) -> web.Response:
+    """The arbiter ends their talk: audited with how long it lasted."""
+    who = arbiter(request)
+    talks = _talks(request)
+    talk = talks.talks.get(request.match_info["talk"])
+    if talk is None or talk.player_ref != request.match_info["player"]:
+        raise errors.NotFoundError(f"no talk {request.match_info['talk']!r} with this player")
+    return web.json_response(await talks.end(talk.id, who, "closed by the arbiter"))
+
+
+PLAYER: Final = (("player", "path", "the player's id on the platform"),)
+
+ROUTES: Final = (
+    Route(
+        "POST", "/api/v1/players/{player}/talk", post_talk,
+        "Speak to a player {sdp, type: offer}: the desk's offer (its microphone, an audio track to send) answered; "
+        "the sound goes on to the player's front-camera connection and their page plays it and says an arbiter is "
+        "speaking (session and X-CSRF-Token, or bearer token; audited camera.talk; no sound is kept)",
+        {"201": "the talk's id, player, start and arbiter, and the answer {sdp, type}",
+         "400": "malformed body, or an offer that cannot be used (no audio)", "401": "no or unknown arbiter token",
+         "403": "a reviewer (reads only), or outside the arbiter's assigned sections or boards (16)",
+         "409": "the player has no live camera whose page can play sound, or another arbiter is speaking to them"},
+        PLAYER,
+    ),
+    Route(
+        "DELETE", "/api/v1/players/{player}/talk/{talk}", delete_talk,
+        "End one's talk with a player (its connection closing ends it too; audited camera.talk-end with its length)",
+        {"200": "the talk and how many seconds it lasted", "401": "no or unknown arbiter token",
+         "403": "missing or wrong CSRF token", "404": "no such talk of this arbiter's"},
+        (*PLAYER, ("talk", "path", "the talk's id, as its opening gave it")),
+    ),
+)  # fmt: skip
