@@ -680,11 +680,12 @@ class Camera:
                 kind, article = finding.check.value, finding.check.article
                 evidence: dict[str, Any] = {"started": finding.started, "detail": finding.detail}
                 game_id = self.current_game(player_ref)
-                if device is Device.SCREEN:  # a share that stopped is a case only while the game is in play (36.4.4)
+                if device is Device.SCREEN:  # the screen matters only while the game is in play (36.4.4)
                     if game_id is None:
-                        log.info("%s: the screen share ended with no game in play", player_ref)
+                        log.info("%s: the screen's %s with no game in play", player_ref, finding.check.value)
                         return
-                    kind, article = SCREEN_STOPPED, SCREEN_ARTICLE
+                    if finding.check is Check.LOST:
+                        kind, article = SCREEN_STOPPED, SCREEN_ARTICLE
                     snapshot = snapshot or self.devices.last_screen(player_ref)
                 if device is not Device.FRONT:
                     evidence["device"] = device.value

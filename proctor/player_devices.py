@@ -102,7 +102,7 @@ class PlayerDevices:
             live = ingest is not None and ingest.live(player_ref, device) is not None
             session = ingest.last(player_ref, device) if ingest is not None else None
             state = device_state(device, snapshot_of(session, live), self.refusals.get(StreamKey(player_ref, device)))
-            if device is Device.SIDE:
+            if device is not Device.FRONT:  # the side camera's setup, or the screen's board, approved
                 state["reference"] = ingest is not None and StreamKey(player_ref, device) in ingest.references
             found[device.value] = state
         return found
@@ -154,17 +154,15 @@ class PlayerDevices:
     def last_screen(self, player_ref: str) -> bytes | None:
         return self.screens.get(player_ref)
 
-    # --- The side camera's approved view -----------------------------------------------------------------------------
+    # --- The side camera's (and the screen's) approved view ---------------------------------------------------------
 
     async def approve_view(self, who: Identity, player_ref: str, device: Device, note: str) -> dict[str, Any]:
-        """The arbiter approves the camera's setup (36.4) as it shows now: its last frame becomes the reference still
-        (a media file, its hash audited), which the service compares the camera's picture with from then on
-        (``camera-moved``).  ConflictError without a live stream of the device, or when its picture has too little
-        detail to compare with."""
+        """The arbiter approves the camera's setup (36.4), or what the shared screen shows (the platform's board), as
+        it is now: its last frame becomes the reference still (a media file, its hash audited), which the service
+        compares the device's picture with from then on (``camera-moved``, ``screen-changed``).  ConflictError
+        without a live stream of the device, or when its picture has too little detail to compare with."""
         camera = self.camera
         camera.require_known(player_ref)
-        if device is Device.SCREEN:
-            raise ConflictError("the screen has no view to approve: only a camera has")
         ingest = camera.ingest
         if ingest is None or ingest.live(player_ref, device) is None:
             raise ConflictError(f"player {player_ref!r} has no live {device.title} stream: ask them to open it first")

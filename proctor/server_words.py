@@ -67,6 +67,7 @@ SAID: Final[Mapping[str, Mapping[str, str]]] = {
         "screen-share-stopped": "对局结束前屏幕共享停止（第36.4.4条）",
         "screen-share-stopped.player": "对局结束前棋手停止了屏幕共享（第36.4.4条）",
         "camera.camera-moved": "摄像头已离开批准时的位置（桌面和设备不再在原处）",
+        "camera.screen-changed": "共享的屏幕不再显示批准时的内容（比赛平台的棋盘）：供审查的提示",
         "camera.voice": "听到不是选手本人的说话声（说话时选手嘴部未动或不在画面中）：请听录音片段（提示，不是处罚）",
         "camera.microphone-muted": "麦克风静音（只有无声信号）",
         "camera.microphone-lost": "麦克风无声音",
@@ -183,6 +184,8 @@ SAID: Final[Mapping[str, Mapping[str, str]]] = {
         "screen-share-stopped.player": "the player stopped sharing the screen before their game was over (36.4.4)",
         "camera.camera-moved": "the camera moved from its approved view (the desk and the device no longer where "
         "they were)",
+        "camera.screen-changed": "the shared screen no longer shows what was approved (the platform's board): a "
+        "review flag",
         "camera.voice": "speech heard that is not the player's own (their mouth still, or not in view): listen to the "
         "clip (a review flag, not a penalty)",
         "camera.microphone-muted": "the microphone sends only silence (muted)",
@@ -266,7 +269,7 @@ SAID: Final[Mapping[str, Mapping[str, str]]] = {
 
 CAMERA_KINDS: Final = frozenset(
     {"left-area", "extra-person", "camera-covered", "camera-frozen", "camera-lost", "virtual-background",
-     "background-blurred", "camera-moved", "voice", "microphone-muted", "microphone-lost"}
+     "background-blurred", "camera-moved", "screen-changed", "voice", "microphone-muted", "microphone-lost"}
 )  # fmt: skip
 """The camera checks' kinds (video.checks.Check), and the microphone's (video.speech.SoundCheck): said from the
 detector's detail."""

@@ -45,6 +45,8 @@ class Check(enum.Enum):
     BLURRED_BACKGROUND = "background-blurred"
     CAMERA_MOVED = "camera-moved"
     """A camera with an approved reference view (the side camera) no longer shows it (video.reference_view)."""
+    SCREEN_CHANGED = "screen-changed"
+    """The shared screen no longer shows what an arbiter approved (the platform's board): a review flag."""
 
     @property
     def article(self) -> str:
@@ -57,6 +59,7 @@ class Check(enum.Enum):
             "virtual-background": "36.4",
             "background-blurred": "36.4",
             "camera-moved": "36.4",
+            "screen-changed": "36.4.3, 36.4.5",
         }[self.value]
 
 
@@ -66,7 +69,7 @@ POLICY_CHECKS: Final[dict[str, frozenset[Check]]] = {
     "camera": frozenset({Check.COVERED, Check.FROZEN, Check.LOST, Check.CAMERA_MOVED}),
     "virtual-background": frozenset({Check.VIRTUAL_BACKGROUND, Check.BLURRED_BACKGROUND}),
     "earphones": frozenset(),
-    "devices": frozenset(),
+    "devices": frozenset({Check.SCREEN_CHANGED}),
 }
 """The checks each name of an event section's ``checks`` list (``[sections.policy]``) turns on (``virtual-background``:
 a replaced background and a blurred one alike, both hiding the surroundings, 36.4).  ``earphones`` is

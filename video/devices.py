@@ -60,16 +60,18 @@ def stream_key(stream: str | StreamKey) -> StreamKey:
 
 
 DEVICE_CHECKS: Final[dict[Device, frozenset[Check]]] = {
-    Device.FRONT: frozenset(Check) - {Check.CAMERA_MOVED},
+    Device.FRONT: frozenset(Check) - {Check.CAMERA_MOVED, Check.SCREEN_CHANGED},
     Device.SIDE: frozenset(
         {Check.LEFT_AREA, Check.EXTRA_PERSON, Check.COVERED, Check.FROZEN, Check.LOST, Check.CAMERA_MOVED}
     ),
-    Device.SCREEN: frozenset({Check.LOST}),
+    Device.SCREEN: frozenset({Check.LOST, Check.SCREEN_CHANGED}),
 }
 """The checks each device may raise (within those the section's policy enables).  The side camera is checked for
 presence and another person as the front one is, and for being covered, frozen, lost or moved from its approved view
 (:mod:`video.reference_view`); a background effect is the front camera's matter (a phone's camera app has none in a
-browser).  The screen is checked only for its stream: stopped or lost (36.4.4), raised as ``screen-share-stopped``."""
+browser).  The screen is checked for its stream, stopped or lost (36.4.4), raised as ``screen-share-stopped``, and,
+once an arbiter approved what it shows (the platform's board), for showing something else (``screen-changed``, a
+review flag: 36.4.3, 36.4.5)."""
 
 
 def device_of(name: object) -> Device:
@@ -119,6 +121,9 @@ class DeviceThresholds:
     """No frame of the shared screen for this long: ``screen-share-stopped`` (36.4.4).  A browser sends a still
     screen's last frame again at least once a second (WebRTC's screen-share cadence), so a longer silence is a share
     that stopped or a connection that broke; the page reports a share the player stopped at once."""
+    screen_changed_s: float = 10.0
+    """The shared screen not showing its approved view (the platform's board) for this long: ``screen-changed``, a
+    review flag (36.4.3, 36.4.5); compared every ``view_interval_s`` like the side camera."""
     screen_still_s: float = 30.0
     """A still of the shared screen is kept as evidence this often (0: none), under the section's ``screen`` folder
     with its own retention (``screen_retention_days``)."""

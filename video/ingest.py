@@ -32,7 +32,7 @@ from engine.liveness import Source, Timeline
 from video.analysis import FrameAnalyser
 from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds
 from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, StreamKey
-from video.reference_view import ReferenceView, ViewWatch, compare_view
+from video.reference_view import SCREEN_COVERAGE, ReferenceView, ViewWatch, compare_view, followed
 from video.segmentation import PersonSegmenter
 from video.voice import PlayerVoice
 
@@ -262,14 +262,17 @@ class StreamSession:
     def active(self) -> list[Finding]:
         """The findings that hold now (the reference view's too)."""
         moved = self.view.active
-        return self.monitor.active() + ([moved] if moved is not None and Check.CAMERA_MOVED in self.monitor.enabled
+        return self.monitor.active() + ([moved] if moved is not None and moved.check in self.monitor.enabled
                                         else [])  # fmt: skip
 
     def set_reference(self, reference: ReferenceView | None) -> None:
         """A new approved view (None: none): compared from the next analysed frame, the watch begun anew (a finding
         of the old view that held ends with it)."""
         self.reference, self.viewed_at = reference, float("-inf")
-        self.view = ViewWatch(self.limits.camera_moved_s, self.monitor.thresholds.clear_s)
+        if self.device is Device.SCREEN:
+            self.view = ViewWatch(self.limits.screen_changed_s, self.monitor.thresholds.clear_s, Check.SCREEN_CHANGED)
+        else:
+            self.view = ViewWatch(self.limits.camera_moved_s, self.monitor.thresholds.clear_s)
 
     def receiving(self, now: float, within_s: float) -> bool:
         """Whether the stream is up and sent a frame in the last ``within_s`` seconds (or was opened that recently,
@@ -336,10 +339,15 @@ class StreamSession:
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
 
-    def _keep_screen(self, frame: VideoFrame, at: float) -> tuple[bytes, bytes | None]:
-        """In the executor: a shared screen's small JPEG (the desk's thumbnail, the clips), and a larger still when
-        one is due as evidence (:attr:`DeviceThresholds.screen_still_s`)."""
+    def _keep_screen(self, frame: VideoFrame, at: float, whole: bool) -> tuple[bytes, bytes | None, bytes | None,
+                                                                             list[Finding]]:  # fmt: skip
+        """In the executor: a shared screen's small JPEG (the desk's thumbnail, the clips), a larger still when one is
+        due as evidence (:attr:`DeviceThresholds.screen_still_s`), the whole frame as a JPEG when a capture asks for
+        it (``whole``: the approved view's still), and the comparison with the approved view when one is due
+        (``screen-changed``)."""
         image: Frame = frame.to_ndarray(format="bgr24").astype(np.uint8, copy=False)
+        findings = self._compare_view(image, at) if self.reference is not None else []
+        captured = _jpeg(image) if whole else None
         every = self.limits.screen_still_s
         still = None
         if self.on_still is not None and every > 0 and at - self.stilled_at >= every:
@@ -348,7 +356,7 @@ class StreamSession:
                 size = (SCREEN_STILL_WIDTH, round(height * SCREEN_STILL_WIDTH / width))
                 image = cv2.resize(image, size, interpolation=cv2.INTER_AREA).astype(np.uint8, copy=False)
             still = _jpeg(image, quality=75)
-        return small_jpeg(image), still
+        return small_jpeg(image), still, captured, findings
 
     def _arrived(self, at: float) -> None:
         """A frame arrived: the stream's liveness counts from arrival, not from analysis (a busy executor, as when
@@ -369,19 +377,26 @@ class StreamSession:
                 self.on_finding(self.key, ended, None)
 
     async def _analyse_screen(self, frame: VideoFrame, at: float) -> None:
-        """The screen is kept, not analysed: its thumbnail, the clips' ring buffer and its evidence stills; its only
-        check is its stream's (stopped or lost, :meth:`tick`)."""
+        """The screen is kept, not analysed by the camera checks: its thumbnail, the clips' ring buffer and its
+        evidence stills; its checks are its stream's (stopped or lost, :meth:`tick`) and, once an arbiter approved
+        what it shows (the platform's board), whether it still shows that (``screen-changed``)."""
         try:
-            small_frame, still = await asyncio.get_running_loop().run_in_executor(
-                self.executor, self._keep_screen, frame, at
+            capturing = [c for c in self.captures if c.start <= at <= c.until]
+            whole = any(capture.stills for capture in capturing)
+            small_frame, still, captured, findings = await asyncio.get_running_loop().run_in_executor(
+                self.executor, self._keep_screen, frame, at, whole
             )
             self.frames_analysed += 1
             self.thumbnail = small_frame
             if self.on_clip is not None:
                 self.buffer.add(at, small_frame)
+            for capture in capturing:
+                capture.frames.append(CapturedFrame(at, small_frame, captured if capture.stills else None, ()))
             if still is not None and self.on_still is not None:
                 self.stilled_at = at
                 self.on_still(self.key, at, still)
+            for finding in findings:
+                self.on_finding(self.key, finding, small_frame if finding.ended is None else None)
         except Exception:
             log.exception("keeping a screen frame failed")
         finally:
@@ -393,7 +408,12 @@ class StreamSession:
         if reference is None or at - self.viewed_at < self.limits.view_interval_s:
             return []
         self.viewed_at = at
-        findings = self.view.feed(at, compare_view(reference, image))
+        if self.device is Device.SCREEN:  # the platform's page changes as the game goes on: the view follows it
+            comparison = compare_view(reference, image, SCREEN_COVERAGE)
+            self.reference = followed(reference, comparison, image)
+        else:
+            comparison = compare_view(reference, image)
+        findings = self.view.feed(at, comparison)
         return [f for f in findings if f.check in self.monitor.enabled]
 
     def _observe(self, frame: VideoFrame, at: float, search: bool) -> tuple[Frame, Observation, bytes]:

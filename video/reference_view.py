@@ -93,9 +93,12 @@ class ViewComparison:
     coverage: float = 1.0
     """The share of the reference's textured cells found where they were (:data:`MIN_COVERAGE`)."""
 
-    def describe(self) -> str:
+    def describe(self, screen: bool = False) -> str:
         if not self.judged:
             return "too little detail to compare with the approved view"
+        if screen:
+            return (f"the shared screen no longer shows what was approved (the platform's board): {self.coverage:.0%} "
+                    f"of it is where it was, {self.inliers} of {self.matches} matched points agree")  # fmt: skip
         if self.inliers < MIN_INLIERS:
             return (f"the approved view is no longer seen: {self.inliers} of {self.matches} matched points agree "
                     "(the camera was moved or turned away)")  # fmt: skip
@@ -160,7 +163,7 @@ def _figures(motion: Any) -> tuple[float, float, float]:
     return float(math.hypot(moved[0] - centre[0], moved[1] - centre[1]) / math.hypot(*SIZE)), rotation, scale
 
 
-def compare_view(reference: ReferenceView, frame: Frame) -> ViewComparison:
+def compare_view(reference: ReferenceView, frame: Frame, min_coverage: float = MIN_COVERAGE) -> ViewComparison:
     """Whether ``frame`` still shows the reference view (:class:`ViewComparison`).
 
     Only the matches that moved less than :data:`MAX_SHIFT` can show the view kept: among them, the motion most
@@ -185,7 +188,7 @@ def compare_view(reference: ReferenceView, frame: Frame) -> ViewComparison:
     if motion is not None and inliers >= MIN_INLIERS:
         shift, rotation, scale = _figures(motion)
         near_none = shift < MAX_SHIFT and abs(rotation) < MAX_ROTATION_DEG and abs(scale) < MAX_SCALE
-        if near_none and coverage >= MIN_COVERAGE:
+        if near_none and coverage >= min_coverage:
             return ViewComparison(True, True, len(good), inliers, shift, rotation, scale, coverage)
     # Not kept: how far the camera moved, by the motion most of all the matches agree on.
     motion, agreeing = _motion(source, target)
@@ -195,13 +198,37 @@ def compare_view(reference: ReferenceView, frame: Frame) -> ViewComparison:
     return ViewComparison(True, False, len(good), int(agreeing.sum()), shift, rotation, scale, coverage)
 
 
+SCREEN_COVERAGE: Final = 0.7
+"""A shared screen keeps its view only with this share of its textured cells in place (a camera's is
+:data:`MIN_COVERAGE`): a screen's picture is the page itself, pixel for pixel, with no player moving in front of
+it, and its view follows the game (:func:`followed`), so that the page as the game goes on keeps all of it (1.0 over
+a drawn game of 224 stones); a program over a third of it (half the board) leaves 0.69, over half of it 0.38."""
+FOLLOW_COVERAGE: Final = 0.85
+"""A shared screen's approved view follows the game (:func:`followed`) from a picture that kept at least this share
+of it in place."""
+
+
+def followed(reference: ReferenceView, comparison: ViewComparison, frame: Frame) -> ReferenceView:
+    """The shared screen's view to compare the next pictures with: the platform's page changes as the game goes on
+    (stones cover the board's lines, the clocks and the move list change: from the approved still, 0.46 of the page's
+    textured cells are still found after 60 stones, 0.38 after 100 to 200, against :data:`SCREEN_COVERAGE`), so a
+    picture that clearly keeps the view (:data:`FOLLOW_COVERAGE`) becomes the view.  A program opened
+    over the board or in its place never does, and is compared with the last page that did."""
+    if comparison.judged and comparison.kept and comparison.coverage >= FOLLOW_COVERAGE:
+        return ReferenceView.of(frame)
+    return reference
+
+
 @dataclass
 class ViewWatch:
-    """The temporal rule of the ``camera-moved`` check: the approved view not seen for ``moved_s`` raises it, seen
-    again for ``clear_s`` ends it.  Pictures that cannot be judged neither raise nor clear."""
+    """The temporal rule of the ``camera-moved`` check (and of the screen's ``screen-changed``): the approved view not
+    seen for ``moved_s`` raises it, seen again for ``clear_s`` ends it.  Pictures that cannot be judged neither raise
+    nor clear."""
 
     moved_s: float = 6.0
     clear_s: float = 3.0
+    check: Check = Check.CAMERA_MOVED
+    """``camera-moved`` (a camera), or ``screen-changed`` (the shared screen)."""
     since: float | None = None
     cleared_since: float | None = None
     active: Finding | None = None
@@ -216,7 +243,8 @@ class ViewWatch:
             if self.since is None:
                 self.since = at
             if self.active is None and at - self.since >= self.moved_s:
-                self.active = Finding(Check.CAMERA_MOVED, self.since, None, comparison.describe())
+                detail = comparison.describe(screen=self.check is Check.SCREEN_CHANGED)
+                self.active = Finding(self.check, self.since, None, detail)
                 return [self.active]
             return []
         self.since = None
@@ -226,6 +254,6 @@ class ViewWatch:
             self.cleared_since = at
         if at - self.cleared_since < self.clear_s:
             return []
-        ended = Finding(Check.CAMERA_MOVED, self.active.started, at, self.active.detail)
+        ended = Finding(self.check, self.active.started, at, self.active.detail)
         self.active, self.cleared_since = None, None
         return [ended]

@@ -123,6 +123,8 @@ class Seen:
     still_live: dict[str, bool] = field(default_factory=dict)
     desk_set: list[str] = field(default_factory=list)
     """The devices the desk's large live view showed playing (front, then the set beside the board)."""
+    screen_reference: bool | None = None
+    """Whether the screen's view is approved once the desk's button was clicked."""
     roster: dict[str, str] = field(default_factory=dict)
     """The player's row of the camera roster: each device's state."""
     incidents: list[tuple[str, str | None]] = field(default_factory=list)
@@ -233,6 +235,13 @@ async def the_desk_shows_the_set(served: Served, browser: Browser, seen: Seen) -
         tile = f"#live-set .live-tile[data-device='{device}'][data-state='playing']"
         await desk.wait_for_selector(tile, timeout=10_000)
         seen.desk_set.append(device)
+    # The arbiter approves what the screen shows (the platform's board) from the desk: compared with from then on.
+    await desk.click("#live-set .live-tile[data-device='screen'] button[data-role='approve-view']")
+    await desk.wait_for_selector(
+        "#live-set .live-tile[data-device='screen'] button[data-state='approved']", timeout=10_000
+    )
+    async with served.http.get(f"{served.base}/api/v1/players/{PLAYER}/camera", headers=LI) as response:
+        seen.screen_reference = (await response.json())["devices"]["screen"].get("reference")
     await desk.screenshot(path=str(ARTIFACTS / "arbiter-live-set.png"))
     await desk.close()
 
@@ -305,6 +314,7 @@ async def test_the_desk_shows_the_players_set_and_each_devices_state(seen: Seen)
     streaming = {"connected", "analysis-degraded"}  # up, though the 2 CPUs may not analyse every frame in time
     assert seen.roster["front"] in streaming and seen.roster["screen"] in streaming, seen.roster
     assert seen.roster["side"] == "moved"  # the phone was turned before the desk looked
+    assert seen.screen_reference is True  # approved from the desk's screen tile
 
 
 async def test_stopping_the_screen_share_is_a_case_within_3_s(seen: Seen) -> None:

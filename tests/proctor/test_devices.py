@@ -24,7 +24,7 @@ from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context, seat
 from tests.proctor.test_camera import ScriptedCamera
 from tests.proctor.test_camera_controls import ARBITER, add_arbiter, incidents, issue, wait_for
-from tests.video.frames import composed, room_photo
+from tests.video.frames import composed, other_screens, platform_screen, room_photo
 from video.devices import Device, StreamKey
 
 pytestmark = pytest.mark.asyncio
@@ -46,6 +46,8 @@ screen_retention_days = 7
 [sections.policy.thresholds]
 camera_moved_s = 2
 screen_still_s = 1
+screen_changed_s = 2
+view_interval_s = 1
 
 [[sections.players]]
 start_no = 1
@@ -225,7 +227,7 @@ async def test_a_window_is_refused_and_a_device_the_section_does_not_use_too(
     assert context.camera.ingest.sessions == {}
     seen = await camera_status(platform, "d-1")
     assert seen["devices"]["screen"] == {"state": "refused", "since": seen["devices"]["screen"]["since"],
-                                         "surface": "unknown"}  # fmt: skip
+                                         "surface": "unknown", "reference": False}  # fmt: skip
     # The page reports a window it refused itself.
     report = {"device": "screen", "state": "refused", "surface": "window"}
     response = await platform.client.post(f"/api/v1/play/{token}/devices", json=report)
@@ -307,6 +309,59 @@ async def test_the_side_cameras_approved_view_and_a_camera_that_moved(
         assert moved["summary_words"]["en"].startswith("side camera: the camera moved from its approved view")
         assert moved["summary_words"]["zh"].startswith("侧面摄像头：")
         assert (await camera_status(platform, "d-1"))["devices"]["side"]["state"] == "moved"
+    finally:
+        await pc.close()
+
+
+class PlatformPage(VideoStreamTrack):
+    """A shared screen at 2 frames a second showing the platform's page, a stone more every second; from
+    ``switched_at`` on, an analysis program in its place."""
+
+    def __init__(self, switched_at: float = math.inf) -> None:
+        super().__init__()
+        self.started, self.switched_at, self.wall, self.count = time.monotonic(), switched_at, time.time(), 0
+        self.analysis = other_screens()["an analysis program's board"]
+
+    async def recv(self) -> VideoFrame:
+        await asyncio.sleep(0.5)
+        elapsed = time.monotonic() - self.started
+        picture = (
+            self.analysis if elapsed >= self.switched_at else platform_screen(10 + int(elapsed), 600 - int(elapsed))
+        )
+        frame = VideoFrame.from_ndarray(np.ascontiguousarray(picture), format="bgr24")
+        frame.pts, frame.time_base = self.count, Fraction(1, 2)
+        self.count += 1
+        return frame
+
+
+async def test_the_screens_approved_view_and_another_program_in_its_place(
+    platform: Platformer, settings: Settings, tmp_path: Path
+) -> None:
+    """The arbiter approves what the screen shows (the platform's board); the game goes on (a stone a second) and
+    nothing is raised; an analysis program in its place is a screen-changed review flag (36.4.3, 36.4.5) naming the
+    screen, with its thumbnail."""
+    context, token = await prepared(platform, settings, tmp_path)
+    page = PlatformPage(switched_at=9.0)
+    status, body, pc = await offer(platform, token, page, "screen", "monitor")
+    assert status == 200, body
+    try:
+        await wait_for(lambda: _receiving(context.camera.ingest, "d-1", [Device.SCREEN]))
+        response = await platform.client.post("/api/v1/players/d-1/devices/screen/reference", headers=ARBITER,
+                                              json={"note": "the platform's board"})  # fmt: skip
+        assert response.status == 201, await response.text()
+        approved = await response.json()
+        assert approved["device"] == "screen" and approved["points"] >= 100
+        await wait_for(lambda: _kinds(platform, "screen-changed"), timeout=20)
+        (changed,) = [i for i in await incidents(platform) if i["kind"] == "screen-changed"]
+        assert changed["evidence"]["device"] == "screen" and changed["article"] == "36.4.3, 36.4.5"
+        assert approved["at"] / 1000 < page.wall + 9.0 <= changed["at"] / 1000 + 1.0  # approved before, found after
+        assert changed["summary_words"]["en"].startswith(
+            "screen share: the shared screen no longer shows what was approved"
+        )
+        assert (
+            changed["summary_words"]["zh"] == "屏幕共享：共享的屏幕不再显示批准时的内容（比赛平台的棋盘）：供审查的提示"
+        )
+        assert (tmp_path / "media" / changed["evidence"]["media"][0]).read_bytes()[:2] == b"\xff\xd8"
     finally:
         await pc.close()
 

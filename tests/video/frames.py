@@ -110,3 +110,69 @@ def composed(
         behind = np.asarray(cv2.GaussianBlur(camera, (0, 0), blur), np.float32)
     picture = behind * (1 - soft) + camera * soft
     return picture.clip(0, 255).astype(np.uint8)
+
+
+def platform_screen(stones: int, seconds: int = 600, cursor: tuple[int, int] = (900, 500), chat: int = 0,
+                    size: tuple[int, int] = (1280, 720)) -> Frame:  # fmt: skip
+    """A shared screen showing a Gomoku platform's page (drawn: a header, a 15x15 board with ``stones`` stones played
+    in a fixed order, both clocks at ``seconds`` and less, a move list and ``chat`` lines of chat, the mouse pointer
+    at ``cursor``), at ``size``."""
+    width, height = size
+    page = np.full((height, width, 3), 245, np.uint8)
+    cv2.rectangle(page, (0, 0), (width, 56), (60, 40, 30), -1)
+    cv2.putText(
+        page, "Gomoku Online  -  Round 3  Board 12", (20, 38), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (255, 255, 255), 2
+    )
+    left, top, cell = 60, 90, 40
+    cv2.rectangle(page, (left - 30, top - 30), (left + 14 * cell + 30, top + 14 * cell + 30), (90, 170, 220), -1)
+    for i in range(15):
+        cv2.line(page, (left, top + i * cell), (left + 14 * cell, top + i * cell), (30, 30, 30), 1)
+        cv2.line(page, (left + i * cell, top), (left + i * cell, top + 14 * cell), (30, 30, 30), 1)
+    order = np.random.default_rng(11).permutation(225)
+    for index, point in enumerate(order[:stones]):
+        x, y = left + (point % 15) * cell, top + (point // 15) * cell
+        cv2.circle(page, (int(x), int(y)), 17, (20, 20, 20) if index % 2 == 0 else (250, 250, 250), -1)
+        cv2.circle(page, (int(x), int(y)), 17, (20, 20, 20), 1)
+    panel = left + 14 * cell + 80
+    for row, (name, clock) in enumerate((("Black  Li Wei", seconds), ("White  Zhang Min", seconds - 37))):
+        y = 120 + row * 70
+        cv2.putText(page, name, (panel, y), cv2.FONT_HERSHEY_SIMPLEX, 0.9, (30, 30, 30), 2)
+        cv2.putText(page, f"{clock // 60:02d}:{clock % 60:02d}", (panel + 330, y), cv2.FONT_HERSHEY_SIMPLEX, 1.0,
+                    (30, 30, 30), 2)  # fmt: skip
+    for move in range(min(stones, 12)):
+        cv2.putText(page, f"{move + 1}. {'abcdefghijklmno'[order[move] % 15]}{order[move] // 15 + 1}",
+                    (panel, 280 + move * 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (60, 60, 60), 1)  # fmt: skip
+    for line in range(chat):
+        cv2.putText(page, f"chat {line + 1}: good luck", (panel + 220, 280 + line * 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6,
+                    (120, 60, 60), 1)  # fmt: skip
+    x, y = cursor
+    pointer = np.array([[x, y], [x, y + 22], [x + 6, y + 16], [x + 14, y + 16]], np.int32)
+    cv2.fillPoly(page, [pointer], (0, 0, 0))
+    return page
+
+
+def other_screens(size: tuple[int, int] = (1280, 720)) -> dict[str, Frame]:
+    """What a shared screen may show instead of the platform: a text editor, another program's board (an analysis
+    tool, its board elsewhere and in its own colours, with an evaluation bar), a photo as the desktop."""
+    width, height = size
+    editor = np.full((height, width, 3), 30, np.uint8)
+    for line in range(26):
+        cv2.putText(editor, f"{line + 1:3d}  def search(board, depth={line}): return evaluate(board) * {line}",
+                    (10, 30 + line * 26), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (200, 220, 200), 1)  # fmt: skip
+    analysis = np.full((height, width, 3), 40, np.uint8)
+    left, top, cell = 420, 60, 42
+    cv2.rectangle(analysis, (left - 20, top - 20), (left + 14 * cell + 20, top + 14 * cell + 20), (200, 200, 200), -1)
+    for i in range(15):
+        cv2.line(analysis, (left, top + i * cell), (left + 14 * cell, top + i * cell), (80, 80, 80), 1)
+        cv2.line(analysis, (left + i * cell, top), (left + i * cell, top + 14 * cell), (80, 80, 80), 1)
+    order = np.random.default_rng(11).permutation(225)
+    for index, point in enumerate(order[:30]):
+        x, y = left + (point % 15) * cell, top + (point // 15) * cell
+        cv2.circle(analysis, (int(x), int(y)), 18, (10, 10, 10) if index % 2 == 0 else (255, 255, 255), -1)
+    cv2.rectangle(analysis, (340, 60), (370, 650), (0, 0, 200), -1)
+    cv2.rectangle(analysis, (340, 60), (370, 250), (240, 240, 240), -1)
+    for line in range(12):
+        cv2.putText(analysis, f"{line + 1}. h8 +{0.3 * line:.2f}  depth {20 + line}", (30, 80 + line * 40),
+                    cv2.FONT_HERSHEY_SIMPLEX, 0.7, (220, 220, 220), 1)  # fmt: skip
+    desktop = cv2.resize(room_photo(), size, interpolation=cv2.INTER_AREA).astype(np.uint8)
+    return {"a text editor": editor, "an analysis program's board": analysis, "a photo as the desktop": desktop}

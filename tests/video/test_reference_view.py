@@ -7,10 +7,10 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from tests.video.frames import composed, room_photo, scene
+from tests.video.frames import composed, other_screens, platform_screen, room_photo, scene
 from video.checks import Check, Frame
 from video.devices import Device, StreamKey, devices_for_policy, stream_key, surface_problem
-from video.reference_view import ReferenceView, ViewComparison, ViewWatch, compare_view
+from video.reference_view import SCREEN_COVERAGE, ReferenceView, ViewComparison, ViewWatch, compare_view, followed
 
 
 def _warp(picture: Frame, dx: float, dy: float, degrees: float, scale: float = 1.0) -> Frame:
@@ -80,3 +80,44 @@ def test_devices_streams_and_surfaces() -> None:
     assert surface_problem("monitor") is None
     assert "window" in (surface_problem("window") or "") and "tab" in (surface_problem("browser") or "")
     assert "did not say" in (surface_problem(None) or "")
+
+
+def test_a_screen_keeps_its_approved_view_as_the_game_goes_on_and_loses_it_to_another_program() -> None:
+    """The shared screen's approved view is the platform's page: more stones, the clocks running, the pointer moving,
+    a chat line and the encoder's blur keep it; another program in its place (an editor, an analysis tool's board,
+    the desktop) does not, and is said as the screen's, not a camera's."""
+    reference = ReferenceView.of(platform_screen(10))
+    assert reference.judgeable
+    kept: dict[str, Frame] = {
+        "twenty more stones": platform_screen(30, 540),
+        "the pointer elsewhere": platform_screen(11, 590, cursor=(300, 400)),
+        "a chat line": platform_screen(12, 580, chat=2),
+        "the encoder's blur": cv2.GaussianBlur(platform_screen(14, 560), (0, 0), 1.0).astype(np.uint8),
+        "sent at 960x540": cv2.resize(platform_screen(16, 550), (960, 540), interpolation=cv2.INTER_AREA).astype(
+            np.uint8
+        ),
+    }
+    for name, picture in kept.items():
+        comparison = compare_view(reference, picture, SCREEN_COVERAGE)
+        assert comparison.judged and comparison.kept, (name, comparison)
+    for name, picture in other_screens().items():
+        comparison = compare_view(reference, picture, SCREEN_COVERAGE)
+        assert comparison.judged and not comparison.kept, (name, comparison)
+        assert "shared screen" in comparison.describe(screen=True)
+    watch = ViewWatch(moved_s=4.0, clear_s=2.0, check=Check.SCREEN_CHANGED)
+    changed = compare_view(reference, other_screens()["an analysis program's board"])
+    assert watch.feed(0.0, changed) == [] and [f.check for f in watch.feed(4.0, changed)] == [Check.SCREEN_CHANGED]
+
+
+def test_the_screens_view_follows_a_long_game_but_not_a_program_opened_over_it() -> None:
+    reference = ReferenceView.of(platform_screen(10))
+    for stones in range(12, 224, 4):  # compared every 2 s, a stone every few seconds: the page changes little each time
+        picture = platform_screen(stones, 600 - stones)
+        comparison = compare_view(reference, picture, SCREEN_COVERAGE)
+        assert comparison.kept, (stones, comparison)
+        reference = followed(reference, comparison, picture)
+    covered = platform_screen(224)
+    covered[:, :384] = other_screens()["a text editor"][:, :384]  # an editor over half the board
+    comparison = compare_view(reference, covered, SCREEN_COVERAGE)
+    assert comparison.judged and not comparison.kept, comparison
+    assert followed(reference, comparison, covered) is reference
