@@ -108,10 +108,13 @@ class LiveView:
     track: MediaStreamTrack
     device: Device = Device.FRONT
     """Which of the player's devices it shows (the desk's large view shows a player's set: front, side, screen)."""
+    sound: MediaStreamTrack | None = None
+    """The player's microphone, relayed with the front camera when the desk asks for it (its offer can receive
+    sound) and the player's section listens to it (issue 15: the desk's level meter, and listening live)."""
 
     def describe(self) -> dict[str, Any]:
         return {"id": self.id, "player": self.player_ref, "size": self.size.value, "since": self.started_ms,
-                "device": self.device.value}  # fmt: skip
+                "device": self.device.value, "sound": self.sound is not None}  # fmt: skip
 
 
 @dataclass
@@ -176,13 +179,21 @@ class LiveViews:
             for transceiver in pc.getTransceivers():
                 if transceiver.kind == "video":
                     transceiver.setCodecPreferences(vp8_codecs())
+            listens = device is Device.FRONT and any(t.kind == "audio" for t in pc.getTransceivers())
+            if listens and (sound := self.ingest.relayed_sound(player_ref)) is not None:
+                view.sound = sound
+                pc.addTrack(sound)
             await pc.setLocalDescription(await pc.createAnswer())
         except Exception as error:
             track.stop()
+            if view.sound is not None:
+                view.sound.stop()
             await pc.close()
             raise ValueError(f"the offer cannot be used: {error}") from None
         if not admits(self.in_use, size, self.settings.live_views_max):  # another view took the place meanwhile
             track.stop()
+            if view.sound is not None:
+                view.sound.stop()
             await pc.close()
             raise full_error(self.in_use, size, self.settings.live_views_max)
         self.views[view.id] = view
@@ -195,7 +206,7 @@ class LiveViews:
         first = device is Device.FRONT and self.watchers(player_ref) == 1
         await self.writer.submit(lambda connection, batch: self.service.audit(
             connection, batch, view.started_ms, who.label, "camera.view", f"player:{player_ref}",
-            {"view": view.id, "size": size.value, "device": device.value},
+            {"view": view.id, "size": size.value, "device": device.value, "sound": view.sound is not None},
         ))  # fmt: skip
         if first:
             self._ask_rate(player_ref)
@@ -212,6 +223,8 @@ class LiveViews:
             raise NotFoundError(f"no live view {view_id!r} of yours")
         del self.views[view_id]
         view.track.stop()
+        if view.sound is not None:
+            view.sound.stop()
         ended = now_ms()
         seconds = round((ended - view.started_ms) / 1000, 1)
         if view.device is Device.FRONT and self.watchers(view.player_ref) == 0:

@@ -238,6 +238,9 @@ class StreamSession:
     """Fans the player's video track out: the analysis is one subscriber, each arbiter's live view another."""
     source: MediaStreamTrack | None = None
     """The player's incoming video track (once it arrived)."""
+    sound: MediaStreamTrack | None = None
+    """The player's incoming microphone track, once it arrived and is listened to (the section requires it): an
+    arbiter watching the player live may hear it too (:meth:`Ingest.relayed_sound`)."""
     device: Device = Device.FRONT
     """Which of the player's devices this stream is (video.devices): the screen is kept, not analysed; a camera with
     an approved reference view (the side camera) is also compared with it."""
@@ -685,15 +688,7 @@ class Ingest:
 
         @pc.on("track")
         def on_track(track: MediaStreamTrack) -> None:
-            hear = self.on_audio if track.kind == "audio" and device is Device.FRONT else None
-            if hear is not None and hear(session, track):
-                return  # the microphone (issue 15) drains it; else it is drained unheard below
-            if track.kind == "video":  # relayed, so that arbiters can watch it too (:meth:`Ingest.relayed`)
-                session.source = track
-                track = session.relay.subscribe(track)
-            task = asyncio.get_running_loop().create_task(session.consume(track))
-            session.tasks.add(task)
-            task.add_done_callback(session.tasks.discard)
+            self._take(session, track)
 
         @pc.on("connectionstatechange")
         async def on_state() -> None:
@@ -781,6 +776,31 @@ class Ingest:
         if session is None or session.source is None or session.source.readyState != "live":
             return None
         return session.relay.subscribe(session.source, buffered=False)
+
+    def _take(self, session: StreamSession, track: MediaStreamTrack) -> None:
+        """A track of the stream's connection arrived: its video analysed (and relayed, so that arbiters can watch it
+        too: :meth:`relayed`); a front camera's sound to the microphone check, if the section listens (and relayed,
+        so that an arbiter watching may hear it: :meth:`relayed_sound`); anything else drained unheard."""
+        if track.kind == "audio" and session.device is Device.FRONT and self.on_audio is not None:
+            heard = session.relay.subscribe(track)
+            if self.on_audio(session, heard):
+                session.sound = track
+                return  # the microphone (issue 15) drains it
+            track = heard
+        elif track.kind == "video":
+            session.source = track
+            track = session.relay.subscribe(track)
+        task = asyncio.get_running_loop().create_task(session.consume(track))
+        session.tasks.add(task)
+        task.add_done_callback(session.tasks.discard)
+
+    def relayed_sound(self, player_ref: str) -> MediaStreamTrack | None:
+        """A new subscription to the player's live microphone, for one arbiter's live view (who must stop it when
+        done); None when the player sends none, or their section does not listen to it."""
+        session = self.live(player_ref, Device.FRONT)
+        if session is None or session.sound is None or session.sound.readyState != "live":
+            return None
+        return session.relay.subscribe(session.sound)
 
     def holding(
         self, player_ref: str, now: float, stale_s: float, device: Device = Device.FRONT

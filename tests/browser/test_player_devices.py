@@ -26,6 +26,7 @@ from proctor.database import create_database_engine
 from proctor.events import parse_event, store_event
 from proctor.settings import Settings
 from tests.browser.chromium import launch, require
+from tests.browser.screenshots import views
 from tests.browser.test_cases_queue import game
 from tests.browser.test_dashboard import LI_TOKEN, Served, add_arbiter, log_in, serve
 from tests.proctor.conftest import register_platform
@@ -242,7 +243,7 @@ async def the_desk_shows_the_set(served: Served, browser: Browser, seen: Seen) -
     )
     async with served.http.get(f"{served.base}/api/v1/players/{PLAYER}/camera", headers=LI) as response:
         seen.screen_reference = (await response.json())["devices"]["screen"].get("reference")
-    await desk.screenshot(path=str(ARTIFACTS / "arbiter-live-set.png"))
+    await views(desk, "arbiter-live-set")
     await desk.close()
 
 

@@ -5,7 +5,7 @@ sound and for how long, in both languages; the speech raises a ``voice`` review 
 player whose browser gives no microphone still sends the camera, the page says the microphone is missing, and the
 service raises ``microphone-lost``.
 
-Chromium loops its fake audio file: the advice is heard again every 14 s while the page runs.
+Chromium loops its fake audio file: the advice is heard again every 18 s while the page runs.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from proctor.events import parse_event, store_event
 from proctor.settings import Settings
 from tests.browser.chromium import launch, require
 from tests.browser.test_cases_queue import game
-from tests.browser.test_dashboard import LI_TOKEN, Served, add_arbiter, serve
+from tests.browser.test_dashboard import LI_TOKEN, Served, add_arbiter, log_in, serve
 from tests.browser.test_player_devices import ARTIFACTS, CONNECTED, FPS, wait_incident
 from tests.proctor.conftest import register_platform
 from tests.proctor.test_microphone import advice
@@ -95,6 +95,10 @@ class Heard:
     """The page of the player without a microphone: its status (state and words)."""
     tracks: dict[str, list[str]] = field(default_factory=dict)
     """The kinds of the tracks each page sends."""
+    game: int = 0
+    desk_loudest: float = -100.0
+    """The loudest level (dBFS) the desk's meter showed for the player's microphone."""
+    desk_listening: bool = False
 
 
 def write_still_face(path: Path, seconds: float) -> None:
@@ -140,7 +144,8 @@ async def scenario(tmp_path: Path) -> Heard:
     advice(sound)
     seen = Heard()
     async with serve(settings, secret) as served, async_playwright() as playwright:
-        await game(served.platform, "g1", PLAYER, SILENT, int(time.time() * 1000) - 10_000, (PLAYER, SILENT))
+        seen.game = await game(served.platform, "g1", PLAYER, SILENT, int(time.time() * 1000) - 10_000,
+                               (PLAYER, SILENT))  # fmt: skip
         links = {}
         for player in (PLAYER, SILENT):
             async with served.http.post(f"{served.base}/api/v1/players/{player}/stream-token", headers=LI) as response:
@@ -179,10 +184,30 @@ async def the_talker(served: Served, browser: Any, link: str, seen: Heard) -> No
             found: list[dict[str, Any]] = await response.json()
         return next((i for i in found if any(a["action"] == "evidence" for a in i["actions"])), None)
 
-    ends = time.monotonic() + 45  # the advice starts 3 s into the sound, which loops; a busy machine is slower
+    ends = time.monotonic() + 60  # the advice starts 3 s into the sound, which loops; a busy machine is slower
     while time.monotonic() < ends and (found := await clipped()) is None:
         await asyncio.sleep(0.5)
     seen.voice = found
+    await the_desk_hears(served, browser, seen)
+
+
+async def the_desk_hears(served: Served, browser: Any, seen: Heard) -> None:
+    """The chief's large view of the player: the microphone's level meter moves with the advice, and Listen unmutes."""
+    desk = await (await browser.new_context(viewport={"width": 1366, "height": 900})).new_page()
+    await desk.goto(served.base + "/arbiter")
+    await log_in(desk, "Li")
+    await desk.click(f"[data-menu='{seen.game}']")
+    await desk.click(f"#ctl-menu button[data-live='large'][data-player='{PLAYER}']")
+    await desk.wait_for_selector("#live-large .live-head [data-role='level']", timeout=15_000)
+    loudest, ends = -100.0, time.monotonic() + 25  # the advice comes round every 18 s
+    while time.monotonic() < ends and loudest < -40:
+        level = await desk.get_attribute("#live-large .live-head [data-role='level']", "data-dbfs")
+        loudest = max(loudest, float(level or -100))
+        await asyncio.sleep(0.2)
+    seen.desk_loudest = loudest
+    await desk.click("#live-large .live-head button[data-role='listen']")
+    seen.desk_listening = await desk.evaluate("() => !document.querySelector('#live-large audio').muted")
+    await desk.close()
 
 
 async def the_silent(served: Served, browser: Any, link: str, seen: Heard) -> None:
@@ -202,13 +227,14 @@ async def the_silent(served: Served, browser: Any, link: str, seen: Heard) -> No
 
 
 async def test_the_page_says_what_is_recorded_of_the_sound_and_for_how_long(heard: Heard) -> None:
-    assert "7天" in heard.notice["zh"] and "麦克风" in heard.notice["zh"]
+    assert "7天" in heard.notice["zh"] and "麦克风" in heard.notice["zh"] and "实时" in heard.notice["zh"]
     assert "deleted after 7 days" in heard.notice["en"] and "not a penalty" in heard.notice["en"]
+    assert "watching you live may also listen" in heard.notice["en"]
 
 
 async def test_speech_from_the_browsers_microphone_raises_a_voice_flag_with_its_clip(heard: Heard) -> None:
     assert heard.tracks[PLAYER] == ["audio", "video"]
-    assert heard.voice is not None, "no voice flag with a clip within 45 s"
+    assert heard.voice is not None, "no voice flag with a clip within 60 s"
     assert heard.voice["player"] == PLAYER and heard.voice["evidence"]["device"] == "microphone"
     assert heard.voice["article"] == "36.4.2, 36.4.3"
     (evidence,) = [a["verdict"]["evidence"] for a in heard.voice["actions"] if a["action"] == "evidence"]
@@ -219,3 +245,8 @@ async def test_a_browser_without_a_microphone_still_sends_the_camera_and_the_cas
     assert heard.tracks[SILENT] == ["video"]
     assert "麦克风" in heard.silent_status["zh"] and "microphone could not be opened" in heard.silent_status["en"]
     assert heard.lost is not None and heard.lost["player"] == SILENT
+
+
+async def test_the_desks_large_view_shows_the_microphones_level_and_can_listen(heard: Heard) -> None:
+    assert heard.desk_loudest > -40, heard.desk_loudest  # the advice at -28 dBFS over a room at -62 to -50
+    assert heard.desk_listening

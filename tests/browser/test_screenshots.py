@@ -18,6 +18,12 @@ ONE_SIZE = {
     "player-phone-zh.png": "the player's page on a phone (390 px)",
     "player-phone-zh-answered.png": "the player's page on a phone (390 px)",
     "player-phone-en.png": "the player's page on a phone (390 px)",
+    "player-window-refused-en.png": "the player's page on a phone (390 px)",
+    "player-side.png": "the side camera's page on the phone (390 px)",
+    "player-devices.png": "the player's page on a laptop (1000 px) with its devices' guide",
+    "player-microphone-notice-en.png": "the player's page on a phone (390 px)",
+    "player-talk.png": "the player's page on a phone (390 px)",
+    "arbiter-talk.png": "the desk while the push-to-talk button is held: resizing would move it from under the pointer",
 }
 WRITTEN = re.compile(r'ARTIFACTS / "([^"]+\.png)"')
 

@@ -114,10 +114,11 @@ async def offer(platform: Platformer, token: str, *tracks: Any) -> RTCPeerConnec
 
 
 def advice(path: Path) -> None:
-    """3 s of a quiet room, a voice giving advice in Mandarin, then 8 s more of the room (typing is tested in
-    tests/video/test_speech.py; here the clip's loud part is the speech alone)."""
+    """3 s of a quiet room, a voice giving advice in Mandarin, then 12 s more of the room: the clip's 5 s after the flag
+    are there even when a busy machine raises it late (typing is tested in tests/video/test_speech.py; here the
+    clip's loud part is the speech alone)."""
     rng = np.random.default_rng(3)
-    room = sounds.background("quiet room", rng, 14.0)
+    room = sounds.background("quiet room", rng, 18.0)
     speech = sounds.at_level(sounds.espeak("黑棋走十一路，快堵住他的四", "cmn", pitch=70), -28)
     sounds._place(room, speech, 3 * sounds.RATE)
     sounds.wav_file(room, path)

@@ -24,7 +24,9 @@ PUBLIC: Final = frozenset({
 })  # fmt: skip
 """The GET routes that answer without credentials (the pages are the login forms, and the modules their code; the
 games and events what a broadcast shows; the landing page what /healthz and /api/v1/events say)."""
-BY_TOKEN: Final = frozenset({"/play/{token}", "/api/v1/rtc/config", "/api/v1/play/{token}/events"})
+BY_TOKEN: Final = frozenset(
+    {"/play/{token}", "/api/v1/rtc/config", "/api/v1/play/{token}/events", "/api/v1/play/{token}/devices"}
+)
 """The player's page and what it reads: the player's stream token is the credential (404 without a good one)."""
 
 SECRET_SUMMARY = "looked at a phone under the table"

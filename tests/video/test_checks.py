@@ -264,9 +264,10 @@ def test_a_pan_check_in_which_the_camera_did_not_move_decides_nothing() -> None:
 def test_a_sections_check_names_map_to_the_checks_they_enable() -> None:
     assert checks_for_policy(["absence"]) == {Check.LEFT_AREA}
     assert checks_for_policy(["extra-person"]) == {Check.EXTRA_PERSON}
-    assert checks_for_policy(["camera"]) == {Check.COVERED, Check.FROZEN, Check.LOST}
+    assert checks_for_policy(["camera"]) == {Check.COVERED, Check.FROZEN, Check.LOST, Check.CAMERA_MOVED}
     assert checks_for_policy(["virtual-background"]) == {Check.VIRTUAL_BACKGROUND, Check.BLURRED_BACKGROUND}
-    assert checks_for_policy(["earphones", "devices"]) == set()  # the ear check is prompted; devices: none yet
+    assert checks_for_policy(["earphones"]) == set()  # the ear check is prompted
+    assert checks_for_policy(["devices"]) == {Check.SCREEN_CHANGED}  # what the shared screen shows (36.4.3)
     assert checks_for_policy(POLICY_CHECKS) == set(Check) and checks_for_policy([]) == set()
     with pytest.raises(ValueError, match="unknown check 'nose'"):
         checks_for_policy(["absence", "nose"])
