@@ -24,6 +24,7 @@ from aiortc.mediastreams import MediaStreamError
 from av import AudioFrame, VideoFrame
 
 from video.checks import Box
+from video.conversion import pixels
 from video.landmarks import FaceMesh
 from video.speech import (
     CHUNK,
@@ -130,9 +131,9 @@ def look_at_mouth(frame: VideoFrame, faces: Sequence[Box], mesh: FaceMesh | None
         return MouthView(at), None
     face = max(faces, key=lambda box: box.width * box.height)
     if mesh is not None:
-        points = mesh.points(np.asarray(frame.to_ndarray(format="rgb24"), dtype=np.uint8), face)
+        points = mesh.points(pixels(frame, "rgb24"), face)
         return (MouthView(at, openness=mouth_openness(points)) if points is not None else MouthView(at)), None
-    grey = np.asarray(frame.to_ndarray(format="gray"), dtype=np.uint8)
+    grey = pixels(frame, "gray")
     patches = face_patches(grey, face)
     if patches is None:
         return MouthView(at), None

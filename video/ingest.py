@@ -31,6 +31,7 @@ from av import VideoFrame
 from engine.liveness import Source, Timeline
 from video.analysis import FrameAnalyser
 from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds
+from video.conversion import pixels
 from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, StreamKey
 from video.reference_view import SCREEN_COVERAGE, ReferenceView, ViewWatch, compare_view, followed
 from video.segmentation import PersonSegmenter
@@ -348,7 +349,7 @@ class StreamSession:
         due as evidence (:attr:`DeviceThresholds.screen_still_s`), the whole frame as a JPEG when a capture asks for
         it (``whole``: the approved view's still), and the comparison with the approved view when one is due
         (``screen-changed``)."""
-        image: Frame = frame.to_ndarray(format="bgr24").astype(np.uint8, copy=False)
+        image: Frame = pixels(frame)
         findings = self._compare_view(image, at) if self.reference is not None else []
         captured = _jpeg(image) if whole else None
         every = self.limits.screen_still_s
@@ -422,7 +423,7 @@ class StreamSession:
     def _observe(self, frame: VideoFrame, at: float, search: bool) -> tuple[Frame, Observation, bytes]:
         """In the executor, all at once: the frame converted (off the event loop, which must keep draining every
         stream's packets), what it shows, and its small JPEG."""
-        image: Frame = frame.to_ndarray(format="bgr24").astype(np.uint8, copy=False)
+        image: Frame = pixels(frame)
         return image, self.analyser.observe(image, at, search), small_jpeg(image)
 
     async def _analyse(self, frame: VideoFrame, at: float) -> None:
