@@ -20,6 +20,7 @@ from proctor.context import CONTEXT, Context
 from proctor.database import create_database_engine, migrate
 from proctor.deadlines import is_due
 from proctor.microphone import MICROPHONE, Microphone
+from proctor.redis_bus import RedisBus
 from proctor.request_limits import RequestLimit
 from proctor.service import Service
 from proctor.settings import Settings
@@ -46,7 +47,7 @@ def _resources(settings: Settings) -> Any:
         service = Service(settings)
         with engine.connect() as connection:
             service.load(connection)
-        bus = InProcessBus(asyncio.get_running_loop())
+        bus = _bus(settings)
 
         def publish(notices: list[Notice]) -> None:
             bus.publish_many([(notice.kind, notice.payload) for notice in notices])
@@ -73,9 +74,22 @@ def _resources(settings: Settings) -> Any:
         await camera.close()
         passwords.close()
         await asyncio.to_thread(writer.stop)
+        if isinstance(bus, RedisBus):
+            await bus.close()
         engine.dispose()
 
     return context
+
+
+def _bus(settings: Settings) -> InProcessBus | RedisBus:
+    """The live stream's bus: in this process, or across processes through Redis (``BUS_URL``, issue 16)."""
+    loop = asyncio.get_running_loop()
+    if not settings.bus_url:
+        return InProcessBus(loop)
+    bus = RedisBus(loop, settings.bus_url)
+    bus.start()
+    log.info("event bus: Redis pub/sub")
+    return bus
 
 
 async def _timers(context: Context, period_s: float = 0.25) -> None:

@@ -40,6 +40,9 @@ class Settings:
     none by default: never aiortc's silent public STUN."""
     turn_secret: str = ""
     """coturn's static-auth-secret: when set, TURN REST credentials are minted per player."""
+    bus_url: str = ""
+    """Redis (``redis://host:port/db``) for the live stream's bus across processes (proctor.redis_bus); empty: the
+    bus stays in this process (the one-process default)."""
     turn_ttl_s: int = 3600
     analysis_rate: float = 2.0
     """Frames analysed per second and stream."""

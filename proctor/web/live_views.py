@@ -35,21 +35,28 @@ async def get_live_views(request: web.Request) -> web.Response:
     return web.json_response({**views.describe(), "mine": mine, "iceServers": ice})
 
 
+def desk_offer(body: dict[str, Any], media: str) -> tuple[str, str]:
+    """The desk's WebRTC offer in a request body, ``{sdp, type: "offer"}``, with a ``media`` m-line (``video`` for a
+    live view, ``audio`` for a talk); 400 naming what is wrong."""
+    sdp, kind = text_field(body, "sdp", True), text_field(body, "type", True)
+    if kind != "offer":
+        raise errors.BadRequestError("'type' must be 'offer'")
+    try:
+        camera_module.check_offer(sdp, media)
+    except ValueError as error:
+        raise errors.BadRequestError(str(error)) from None
+    return sdp, kind
+
+
 async def post_live_view(request: web.Request) -> web.Response:
     """An arbiter's offer ``{sdp, type, size}`` (a video to receive) answered with the player's live camera."""
     who = arbiter(request)
     body = await json_body(request)
-    sdp, kind = text_field(body, "sdp", True), text_field(body, "type", True)
-    if kind != "offer":
-        raise errors.BadRequestError("'type' must be 'offer'")
+    sdp, kind = desk_offer(body, "video")
     sizes = [size.value for size in ViewSize]
     size = body.get("size", ViewSize.LARGE.value)
     if size not in sizes:
         raise errors.BadRequestError(f"'size' must be one of {', '.join(sizes)}")
-    try:
-        camera_module.check_offer(sdp)
-    except ValueError as error:
-        raise errors.BadRequestError(str(error)) from None
     device = require_device(body.get("device"))
     views = _views(request)
     try:

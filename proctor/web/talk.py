@@ -7,10 +7,10 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from proctor import camera as camera_module
 from proctor import errors
 from proctor.talk import Talks
-from proctor.web.inputs import context_of, json_body, text_field
+from proctor.web.inputs import context_of, json_body
+from proctor.web.live_views import desk_offer
 from proctor.web.openapi import Route
 from proctor.web.sessions import arbiter
 
@@ -25,14 +25,7 @@ def _talks(request: web.Request) -> Talks:
 async def post_talk(request: web.Request) -> web.Response:
     """An arbiter's offer ``{sdp, type}`` (a sound to send) answered; the player's page plays it."""
     who = arbiter(request)
-    body = await json_body(request)
-    sdp, kind = text_field(body, "sdp", True), text_field(body, "type", True)
-    if kind != "offer":
-        raise errors.BadRequestError("'type' must be 'offer'")
-    try:
-        camera_module.check_offer(sdp, "audio")
-    except ValueError as error:
-        raise errors.BadRequestError(str(error)) from None
+    sdp, kind = desk_offer(await json_body(request), "audio")
     try:
         talk, answer = await _talks(request).open(who, request.match_info["player"], sdp, kind)
     except ValueError as error:

@@ -36,7 +36,7 @@ from proctor.accounts import set_password, token_hash
 from proctor.app import create_app
 from proctor.context import CONTEXT, Context
 from proctor.database import create_database_engine
-from proctor.events import load_event_file
+from proctor.events import load_event_file, parse_event, store_event
 from proctor.models import Arbiter
 from proctor.settings import Settings
 from proctor.wall_clock import now_ms
@@ -117,6 +117,22 @@ async def serve_example_event(tmp_path: Path, deadline_grace_ms: int) -> AsyncIt
     add_arbiter(settings, "Li", "chief", LI_TOKEN)
     async with serve(settings, secret) as served:
         yield served
+
+
+def event_settings(tmp_path: Path, event: str, models_dir: Path | None = None) -> tuple[Settings, str]:
+    """A fresh SQLite file with the platform ``web``, the event file's text ``event`` and Li (chief); the settings
+    (models from ``models_dir``, none by default; a long grace, so that no deadline rules while a test sets up) and the
+    platform's secret, for :func:`serve`."""
+    url = f"sqlite:///{tmp_path / 'proctor.db'}"
+    secret = register_platform(url, "web")
+    settings = Settings(database_url=url, media_dir=str(tmp_path / "media"),
+                        models_dir=str(models_dir or tmp_path / "models"), deadline_grace_ms=600_000)  # fmt: skip
+    engine = create_database_engine(settings)
+    with engine.begin() as connection:
+        store_event(connection, parse_event(event, tmp_path), now=0)
+    engine.dispose()
+    add_arbiter(settings, "Li", "chief", LI_TOKEN)
+    return settings, secret
 
 
 @pytest.fixture

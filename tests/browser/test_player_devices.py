@@ -22,14 +22,10 @@ import numpy as np
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
-from proctor.database import create_database_engine
-from proctor.events import parse_event, store_event
-from proctor.settings import Settings
 from tests.browser.chromium import launch, require
 from tests.browser.screenshots import views
 from tests.browser.test_cases_queue import game
-from tests.browser.test_dashboard import LI_TOKEN, Served, add_arbiter, log_in, serve
-from tests.proctor.conftest import register_platform
+from tests.browser.test_dashboard import LI_TOKEN, Served, event_settings, log_in, serve
 from tests.video.frames import composed, room_photo, scene
 from video.devices import Device
 
@@ -255,15 +251,7 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> Seen:
 
 
 async def scenario(tmp_path: Path) -> Seen:
-    url = f"sqlite:///{tmp_path / 'proctor.db'}"
-    secret = register_platform(url, "web")
-    settings = Settings(database_url=url, media_dir=str(tmp_path / "media"), models_dir=str(tmp_path / "models"),
-                        deadline_grace_ms=600_000)  # fmt: skip
-    engine = create_database_engine(settings)
-    with engine.begin() as connection:
-        store_event(connection, parse_event(EVENT, tmp_path), now=0)
-    engine.dispose()
-    add_arbiter(settings, "Li", "chief", LI_TOKEN)
+    settings, secret = event_settings(tmp_path, EVENT)
     front_clip, side_clip = tmp_path / "front.y4m", tmp_path / "side.y4m"
     write_clip(front_clip, 8.0, side=False)
     write_clip(side_clip, MOVED_AT_S + 12, side=True)

@@ -24,14 +24,10 @@ import numpy as np
 import pytest
 from playwright.async_api import async_playwright
 
-from proctor.database import create_database_engine
-from proctor.events import parse_event, store_event
-from proctor.settings import Settings
 from tests.browser.chromium import launch, require
 from tests.browser.test_cases_queue import game
-from tests.browser.test_dashboard import LI_TOKEN, Served, add_arbiter, log_in, serve
+from tests.browser.test_dashboard import LI_TOKEN, Served, event_settings, log_in, serve
 from tests.browser.test_player_devices import ARTIFACTS, CONNECTED, FPS, wait_incident
-from tests.proctor.conftest import register_platform
 from tests.proctor.test_microphone import advice
 from tests.video.frames import room_photo, scene
 from video.errors import ModelUnavailableError
@@ -130,15 +126,7 @@ def heard(tmp_path_factory: pytest.TempPathFactory) -> Heard:
 
 
 async def scenario(tmp_path: Path) -> Heard:
-    url = f"sqlite:///{tmp_path / 'proctor.db'}"
-    secret = register_platform(url, "web")
-    settings = Settings(database_url=url, media_dir=str(tmp_path / "media"), models_dir=str(MODELS),
-                        deadline_grace_ms=600_000)  # fmt: skip
-    engine = create_database_engine(settings)
-    with engine.begin() as connection:
-        store_event(connection, parse_event(EVENT, tmp_path), now=0)
-    engine.dispose()
-    add_arbiter(settings, "Li", "chief", LI_TOKEN)
+    settings, secret = event_settings(tmp_path, EVENT, MODELS)
     clip, sound = tmp_path / "face.y4m", tmp_path / "advice.wav"
     write_still_face(clip, 4.0)
     advice(sound)

@@ -16,14 +16,10 @@ import numpy as np
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
-from proctor.database import create_database_engine
-from proctor.events import parse_event, store_event
-from proctor.settings import Settings
 from tests.browser.chromium import launch, require
 from tests.browser.test_cases_queue import game
-from tests.browser.test_dashboard import LI_TOKEN, Served, add_arbiter, log_in, serve
+from tests.browser.test_dashboard import LI_TOKEN, Served, event_settings, log_in, serve
 from tests.browser.test_player_devices import ARTIFACTS, CONNECTED, write_clip
-from tests.proctor.conftest import register_platform
 from tests.proctor.test_live_views import audit
 
 pytestmark = pytest.mark.asyncio
@@ -149,15 +145,7 @@ async def hold_to_talk(served: Served, browser: Browser, player: Page, game_id: 
 
 async def test_an_arbiter_holds_to_talk_and_the_players_page_plays_it(tmp_path: Path) -> None:
     require()
-    url = f"sqlite:///{tmp_path / 'proctor.db'}"
-    secret = register_platform(url, "web")
-    settings = Settings(database_url=url, media_dir=str(tmp_path / "media"), models_dir=str(tmp_path / "models"),
-                        deadline_grace_ms=600_000)  # fmt: skip
-    engine = create_database_engine(settings)
-    with engine.begin() as connection:
-        store_event(connection, parse_event(EVENT, tmp_path), now=0)
-    engine.dispose()
-    add_arbiter(settings, "Li", "chief", LI_TOKEN)
+    settings, secret = event_settings(tmp_path, EVENT)
     clip, tone = tmp_path / "front.y4m", tmp_path / "tone.wav"
     write_clip(clip, 4.0, side=False)
     write_tone(tone)
