@@ -6,6 +6,7 @@ serve a platform's move on the desk's stream of the app that did not take it."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import socket
 import subprocess
@@ -71,6 +72,8 @@ class RedisServer:
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     if shutil.which("redis-server") is None:
+        if os.environ.get("CI"):  # CI installs it: there the test must run, never pass by skipping
+            pytest.fail("Debian's redis-server is missing (.ci/run installs it)")
         pytest.skip("Debian's redis-server is missing (.ci/run installs it)")
     server = RedisServer(tmp_path)
     server.start()
