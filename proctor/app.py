@@ -17,8 +17,9 @@ from proctor.accounts import LoginLimit, PasswordPool
 from proctor.bus import InProcessBus
 from proctor.camera import Camera
 from proctor.context import CONTEXT, Context
-from proctor.database import create_database_engine, migrate
+from proctor.database import create_database_engine, migrate, normalise_url
 from proctor.deadlines import is_due
+from proctor.errors import ConfigurationError
 from proctor.microphone import MICROPHONE, Microphone
 from proctor.redis_bus import RedisBus
 from proctor.request_limits import RequestLimit
@@ -29,11 +30,14 @@ from proctor.wall_clock import now_ms
 from proctor.web.routes import add_routes
 from proctor.web.status import error_middleware
 from proctor.writer import Writer
+from proctor.writer_lease import WriterLease
 
 log = logging.getLogger("proctor")
 
 
 def create_app(settings: Settings) -> web.Application:
+    if settings.writer_lease and not normalise_url(settings.database_url).startswith("postgresql"):
+        raise ConfigurationError("WRITER_LEASE needs PostgreSQL (a SQLite file is one process's)")
     app = web.Application(client_max_size=256 * 1024, middlewares=[error_middleware])
     app.cleanup_ctx.append(_resources(settings))
     add_routes(app)
@@ -43,6 +47,10 @@ def create_app(settings: Settings) -> web.Application:
 def _resources(settings: Settings) -> Any:
     async def context(app: web.Application) -> AsyncIterator[None]:
         engine = create_database_engine(settings)
+        lease = WriterLease(engine) if settings.writer_lease else None
+        if lease is not None:  # a standby waits here, its port closed, until the active process is gone
+            await lease.acquire()
+            lease.start_watch()
         await asyncio.to_thread(migrate, engine)
         service = Service(settings)
         with engine.connect() as connection:
@@ -76,6 +84,8 @@ def _resources(settings: Settings) -> Any:
         await asyncio.to_thread(writer.stop)
         if isinstance(bus, RedisBus):
             await bus.close()
+        if lease is not None:
+            await lease.release()
         engine.dispose()
 
     return context

@@ -40,6 +40,9 @@ class Settings:
     none by default: never aiortc's silent public STUN."""
     turn_secret: str = ""
     """coturn's static-auth-secret: when set, TURN REST credentials are minted per player."""
+    writer_lease: bool = False
+    """Hold PostgreSQL's writer lease (proctor.writer_lease): a second process started so waits as the standby and
+    takes over when this one dies.  PostgreSQL only."""
     bus_url: str = ""
     """Redis (``redis://host:port/db``) for the live stream's bus across processes (proctor.redis_bus); empty: the
     bus stays in this process (the one-process default)."""
@@ -96,8 +99,18 @@ class Settings:
                 continue
             kind = type(getattr(cls(), item.name))
             try:
-                values[item.name] = kind(raw)
+                values[item.name] = _flag(raw) if kind is bool else kind(raw)
             except ValueError:
                 raise ConfigurationError(f"PROCTOR_{item.name.upper()}={raw!r} is not a {kind.__name__}") from None
         settings = replace(cls(), **values)
         return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def _flag(raw: str) -> bool:
+    """A yes-or-no setting as the environment gives it (``bool("0")`` would be True)."""
+    word = raw.strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(raw)
