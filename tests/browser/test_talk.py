@@ -165,7 +165,7 @@ async def test_an_arbiter_holds_to_talk_and_the_players_page_plays_it(tmp_path: 
             await hold_to_talk(served, desk_browser, player, game_id, heard)
         finally:
             await asyncio.gather(player_browser.close(), desk_browser.close())
-    assert heard.said == "裁判正在和你说话：请注意听（声音不会保存）"
+    assert heard.said == "裁判可以直接和你说话：请注意听（声音不会保存）"
     loud = [m for m in heard.held if m["rms"] > 0.02]
     assert len(loud) >= len(heard.held) // 2, heard.held  # the tone plays while the button is held...
     assert all(abs(m["hz"] - 440) < 15 for m in loud), heard.held  # ...at its pitch
