@@ -613,7 +613,8 @@ class Camera:
     def on_finding(self, stream: str | StreamKey, finding: Finding, snapshot: bytes | None) -> None:
         """A check's finding on a stream (a bare player id: their front camera)."""
         self._spawn(self._record(stream_key(stream), finding, snapshot))
-        if finding.check in (Check.LOST, Check.COVERED, Check.FROZEN, Check.CAMERA_MOVED):  # a device's state
+        # A device's state changes with these (proctor.player_devices): the pages and the desk are told.
+        if finding.check in (Check.LOST, Check.COVERED, Check.FROZEN, Check.CAMERA_MOVED, Check.SCREEN_CHANGED):
             self.devices.changed(stream_key(stream).player)
 
     def on_clip(self, stream: str | StreamKey, finding: Finding, clip: bytes) -> None:

@@ -55,7 +55,8 @@ class DeviceSnapshot:
 
 def device_state(device: Device, stream: DeviceSnapshot | None, refused: tuple[str, int] | None) -> dict[str, Any]:
     """A device's state in words the page and the desk share: ``connected``, ``frozen``, ``covered``, ``moved``
-    (the side camera's view no longer the approved one), ``analysis-degraded``, ``lost`` (a camera's stream ended)
+    (the side camera's view no longer the approved one), ``changed`` (the screen no longer shows the approved board),
+    ``analysis-degraded``, ``lost`` (a camera's stream ended)
     or ``stopped`` (the screen's), ``refused`` (a window or tab offered for the screen, with what was offered), or
     ``not-connected``; and since when."""
     if refused is not None and (stream is None or not stream.live or (stream.since_ms or 0) < refused[1]):
@@ -64,7 +65,9 @@ def device_state(device: Device, stream: DeviceSnapshot | None, refused: tuple[s
         return {"state": "not-connected", "since": None}
     if not stream.live:
         return {"state": "stopped" if device is Device.SCREEN else "lost", "since": stream.since_ms}
-    for check, state in ((Check.COVERED, "covered"), (Check.FROZEN, "frozen"), (Check.CAMERA_MOVED, "moved")):
+    states = ((Check.COVERED, "covered"), (Check.FROZEN, "frozen"), (Check.CAMERA_MOVED, "moved"),
+              (Check.SCREEN_CHANGED, "changed"))  # fmt: skip
+    for check, state in states:
         if check.value in stream.checks:
             return {"state": state, "since": stream.since_ms}
     return {"state": "analysis-degraded" if stream.degraded else "connected", "since": stream.since_ms}

@@ -8,7 +8,7 @@ import { $ } from "/assets/elements.js";
 import { t } from "/assets/i18n.js";
 
 const KIND = { connected: "ok", "analysis-degraded": "ok", "not-connected": "wait", lost: "bad", stopped: "bad",
-               refused: "bad", frozen: "bad", covered: "bad", moved: "bad" };
+               refused: "bad", frozen: "bad", covered: "bad", moved: "bad", changed: "bad" };
 const SCREEN_VIDEO = { frameRate: 2, maxBitrate: 600_000 };
 const RETRY_MS = 3000;
 

@@ -362,6 +362,7 @@ async def test_the_screens_approved_view_and_another_program_in_its_place(
             changed["summary_words"]["zh"] == "屏幕共享：共享的屏幕不再显示批准时的内容（比赛平台的棋盘）：供审查的提示"
         )
         assert (tmp_path / "media" / changed["evidence"]["media"][0]).read_bytes()[:2] == b"\xff\xd8"
+        assert (await camera_status(platform, "d-1"))["devices"]["screen"]["state"] == "changed"
     finally:
         await pc.close()
 
