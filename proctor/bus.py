@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Protocol
 
 
@@ -36,9 +36,10 @@ class InProcessBus:
 
     def publish_many(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
         if messages and self.subscribers:  # nobody listening: no frames, and no wake-up of the event loop
-            self.loop.call_soon_threadsafe(self._fan_out, messages)
+            self.loop.call_soon_threadsafe(self.fan_out, messages)
 
-    def _fan_out(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
+    def fan_out(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        """On the event loop: each message, as a frame, to every subscriber of this process."""
         for kind, payload in messages:
             self.sequence += 1
             frame = f"id: {self.sequence}\nevent: {kind}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n"
@@ -47,7 +48,7 @@ class InProcessBus:
                     queue.get_nowait()
                 queue.put_nowait(frame)
 
-    async def subscribe(self) -> AsyncIterator[str]:
+    async def subscribe(self) -> AsyncGenerator[str, None]:
         queue: asyncio.Queue[str] = asyncio.Queue(self.queue_size)
         self.subscribers.add(queue)
         try:

@@ -2,8 +2,8 @@
 any web process serves the desk's live stream of the changes the one writer commits.
 
 Each process publishes what its writer commits (one message per committed batch, in commit order: one sender task
-per process) and listens on one subscription, fanning each message out to its own subscribers as
-:class:`~proctor.bus.InProcessBus` does.  Redis keeps no pub/sub message: a process that loses its connection (Redis
+per process) and listens on one subscription, fanning each message out to its own subscribers through an
+:class:`~proctor.bus.InProcessBus`.  Redis keeps no pub/sub message: a process that loses its connection (Redis
 restarted) connects again by itself, with a growing pause, and tells its subscribers ``resync`` once it listens
 again, so that the pages read their state afresh instead of missing what was published meanwhile; live streams go
 on without a reload.  Messages published while Redis is down are dropped with a warning (the database has them).
@@ -23,6 +23,8 @@ from typing import Any, Final
 import redis.asyncio as redis
 from redis.exceptions import RedisError
 
+from proctor.bus import InProcessBus
+
 log = logging.getLogger("proctor.redis_bus")
 
 CHANNEL: Final = "proctor:events"
@@ -41,9 +43,8 @@ class RedisBus:
         self.loop = loop
         self.url = url
         self.channel = channel
-        self.queue_size = queue_size
-        self.subscribers: set[asyncio.Queue[str]] = set()
-        self.sequence = 0
+        self.local = InProcessBus(loop, queue_size)
+        """This process's subscribers, fed from the one subscription."""
         self.outbox: asyncio.Queue[list[tuple[str, dict[str, Any]]]] = asyncio.Queue(OUTBOX)
         self.client: redis.Redis = redis.from_url(url)
         self.listening = asyncio.Event()
@@ -97,12 +98,12 @@ class RedisBus:
             try:
                 await pubsub.subscribe(self.channel)
                 if self.reconnects:
-                    self._fan_out([("resync", {"reason": "the event bus reconnected; read the state again"})])
+                    self.local.fan_out([("resync", {"reason": "the event bus reconnected; read the state again"})])
                 self.listening.set()
                 pause = RETRY_FIRST_S
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
-                        self._fan_out([(kind, payload) for kind, payload in json.loads(message["data"])])
+                        self.local.fan_out([(kind, payload) for kind, payload in json.loads(message["data"])])
                 raise ConnectionError("the subscription ended")
             except (RedisError, OSError) as error:
                 if self.listening.is_set():
@@ -115,20 +116,9 @@ class RedisBus:
                 with contextlib.suppress(RedisError, OSError):
                     await pubsub.aclose()
 
-    def _fan_out(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
-        for kind, payload in messages:
-            self.sequence += 1
-            frame = f"id: {self.sequence}\nevent: {kind}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n"
-            for queue in self.subscribers:
-                if queue.full():
-                    queue.get_nowait()
-                queue.put_nowait(frame)
+    @property
+    def subscribers(self) -> set[asyncio.Queue[str]]:
+        return self.local.subscribers
 
-    async def subscribe(self) -> AsyncGenerator[str, None]:
-        queue: asyncio.Queue[str] = asyncio.Queue(self.queue_size)
-        self.subscribers.add(queue)
-        try:
-            while True:
-                yield await queue.get()
-        finally:
-            self.subscribers.discard(queue)
+    def subscribe(self) -> AsyncGenerator[str, None]:
+        return self.local.subscribe()

@@ -33,7 +33,7 @@ from video.analysis import FrameAnalyser
 from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds
 from video.conversion import pixels
 from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, StreamKey
-from video.reference_view import SCREEN_COVERAGE, ReferenceView, ViewWatch, compare_view, followed
+from video.reference_view import SCREEN_COVERAGE, ReferenceView, ViewWatch, compare_view, compare_views, followed
 from video.segmentation import PersonSegmenter
 from video.voice import PlayerVoice
 
@@ -413,8 +413,9 @@ class StreamSession:
             return []
         self.viewed_at = at
         if self.device is Device.SCREEN:  # the platform's page changes as the game goes on: the view follows it
-            comparison = compare_view(reference, image, SCREEN_COVERAGE)
-            self.reference = followed(reference, comparison, image)
+            seen = ReferenceView.of(image)  # its keypoints, once: compared, and the next view if it follows
+            comparison = compare_views(reference, seen, SCREEN_COVERAGE)
+            self.reference = followed(reference, comparison, seen)
         else:
             comparison = compare_view(reference, image)
         findings = self.view.feed(at, comparison)

@@ -164,14 +164,20 @@ def _figures(motion: Any) -> tuple[float, float, float]:
 
 
 def compare_view(reference: ReferenceView, frame: Frame, min_coverage: float = MIN_COVERAGE) -> ViewComparison:
-    """Whether ``frame`` still shows the reference view (:class:`ViewComparison`).
+    """Whether ``frame`` still shows the reference view (:class:`ViewComparison`); :func:`compare_views` with the
+    frame's keypoints."""
+    return compare_views(reference, ReferenceView.of(frame), min_coverage)
+
+
+def compare_views(reference: ReferenceView, seen: ReferenceView, min_coverage: float = MIN_COVERAGE) -> ViewComparison:
+    """Whether a picture, by its keypoints (``seen``), still shows the reference view (:class:`ViewComparison`).
 
     Only the matches that moved less than :data:`MAX_SHIFT` can show the view kept: among them, the motion most
     agree on must be close to none, and its points must be found over most of the reference's textured cells
     (:data:`MIN_COVERAGE`): the player is part of the reference too, and a player sitting where they sat in front of
     a camera that moved would otherwise keep it.  When the view is not kept, the figures are those of the motion
     most of all the matches agree on (how far the camera moved)."""
-    points, descriptors = features(frame)
+    points, descriptors = seen.points, seen.descriptors
     if not reference.judgeable or descriptors is None or len(points) < MIN_KEYPOINTS:
         return ViewComparison(judged=False, kept=True)
     assert reference.descriptors is not None
@@ -208,14 +214,15 @@ FOLLOW_COVERAGE: Final = 0.85
 of it in place."""
 
 
-def followed(reference: ReferenceView, comparison: ViewComparison, frame: Frame) -> ReferenceView:
+def followed(reference: ReferenceView, comparison: ViewComparison, seen: ReferenceView) -> ReferenceView:
     """The shared screen's view to compare the next pictures with: the platform's page changes as the game goes on
     (stones cover the board's lines, the clocks and the move list change: from the approved still, 0.46 of the page's
     textured cells are still found after 60 stones, 0.38 after 100 to 200, against :data:`SCREEN_COVERAGE`), so a
     picture that clearly keeps the view (:data:`FOLLOW_COVERAGE`) becomes the view.  A program opened
-    over the board or in its place never does, and is compared with the last page that did."""
+    over the board or in its place never does, and is compared with the last page that did.  ``seen``: the
+    picture's keypoints, as :func:`compare_views` was given them."""
     if comparison.judged and comparison.kept and comparison.coverage >= FOLLOW_COVERAGE:
-        return ReferenceView.of(frame)
+        return seen
     return reference
 
 

@@ -10,7 +10,15 @@ import numpy as np
 from tests.video.frames import composed, other_screens, platform_screen, room_photo, scene
 from video.checks import Check, Frame
 from video.devices import Device, StreamKey, devices_for_policy, stream_key, surface_problem
-from video.reference_view import SCREEN_COVERAGE, ReferenceView, ViewComparison, ViewWatch, compare_view, followed
+from video.reference_view import (
+    SCREEN_COVERAGE,
+    ReferenceView,
+    ViewComparison,
+    ViewWatch,
+    compare_view,
+    compare_views,
+    followed,
+)
 
 
 def _warp(picture: Frame, dx: float, dy: float, degrees: float, scale: float = 1.0) -> Frame:
@@ -112,12 +120,13 @@ def test_a_screen_keeps_its_approved_view_as_the_game_goes_on_and_loses_it_to_an
 def test_the_screens_view_follows_a_long_game_but_not_a_program_opened_over_it() -> None:
     reference = ReferenceView.of(platform_screen(10))
     for stones in range(12, 224, 4):  # compared every 2 s, a stone every few seconds: the page changes little each time
-        picture = platform_screen(stones, 600 - stones)
-        comparison = compare_view(reference, picture, SCREEN_COVERAGE)
+        seen = ReferenceView.of(platform_screen(stones, 600 - stones))
+        comparison = compare_views(reference, seen, SCREEN_COVERAGE)
         assert comparison.kept, (stones, comparison)
-        reference = followed(reference, comparison, picture)
+        reference = followed(reference, comparison, seen)
     covered = platform_screen(224)
     covered[:, :384] = other_screens()["a text editor"][:, :384]  # an editor over half the board
-    comparison = compare_view(reference, covered, SCREEN_COVERAGE)
+    seen = ReferenceView.of(covered)
+    comparison = compare_views(reference, seen, SCREEN_COVERAGE)
     assert comparison.judged and not comparison.kept, comparison
-    assert followed(reference, comparison, covered) is reference
+    assert followed(reference, comparison, seen) is reference
