@@ -66,8 +66,13 @@ async def _suspected(platform: Platformer, settings: Settings, tmp_path: Path, f
         incident = camera.open_incidents[(StreamKey("p-1"), "virtual-background")]
 
         async def settled() -> bool:
+            # The service's prompt is stored a moment after the incident is raised: with the setting on, wait for
+            # it to be there and recorded (an empty list is not yet "settled").
             status = await (await platform.client.get("/api/v1/players/p-1/camera", headers=ARBITER)).json()
-            return all(p["recorded"] is not None for p in status["prompts"]) and not camera.prompting.get("p-1")
+            prompts = status["prompts"]
+            if flag == "true" and not prompts:
+                return False
+            return all(p["recorded"] is not None for p in prompts) and not camera.prompting.get("p-1")
 
         await wait_for(settled, 30.0)
     finally:
