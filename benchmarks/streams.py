@@ -333,6 +333,11 @@ class Receiver:
         assert description is not None
         return description
 
+    def searched(self) -> tuple[int, int]:
+        """Analysed frames so far, and how many of them the models ran on (checkouts that count them)."""
+        sessions = list(self.ingest.sessions.values()) if self.ingest is not None else []
+        return sum(s.frames_analysed for s in sessions), sum(getattr(s, "searches", 0) for s in sessions)
+
     def received(self) -> dict[str, int]:
         if self.ingest is not None:
             return {key.player: s.frames_received for key, s in self.ingest.sessions.items()}
@@ -357,6 +362,7 @@ class Step:
     p99: float = math.nan
     max: float = math.nan
     analysed: float = 0.0  # per stream per second
+    models: float = math.nan  # share of the analysed frames the models ran on
     possible: float = 0.0
     received: float = 0.0  # mean per stream per second
     slowest: float = 0.0
@@ -375,7 +381,7 @@ class Bench:
         self.args = args
         self.clips = clips
         self.receiver: Receiver | None = None
-        self.executor = ThreadPoolExecutor(2, "proctor-video")
+        self.executor = ThreadPoolExecutor(args.threads, "proctor-video")
         self.url = ""
         self.runner: web.AppRunner | None = None
 
@@ -395,6 +401,17 @@ class Bench:
         host, port = self.runner.addresses[0][:2]
         self.url = f"http://{host}:{port}/offer"
 
+    async def sample(self, receiver: Receiver, start: float, seconds: float) -> list[tuple[float, float]]:
+        """The memory each second of the step (and, with ``--probe``, where decoded frames wait)."""
+        samples: list[tuple[float, float]] = [(start, rss_mb())]
+        while time.time() < start + seconds:
+            slept = time.monotonic()
+            await asyncio.sleep(1.0)
+            samples.append((time.time(), rss_mb()))
+            if self.args.probe:
+                print(probe(receiver, samples[-1][1], time.monotonic() - slept - 1.0), flush=True)
+        return samples
+
     async def step(self, mode: str, fps: int, streams: int, seconds: float) -> Step:
         global recording  # noqa: PLW0603
         result = Step(mode, fps, streams)
@@ -412,15 +429,12 @@ class Bench:
             latencies.clear()
             recording = True
             start, start_frames, start_cpu = time.time(), receiver.received(), thread_cpu()
-            samples: list[tuple[float, float]] = [(start, rss_mb())]
-            while time.time() < start + seconds:
-                slept = time.monotonic()
-                await asyncio.sleep(1.0)
-                samples.append((time.time(), rss_mb()))
-                if self.args.probe:
-                    print(probe(receiver, samples[-1][1], time.monotonic() - slept - 1.0), flush=True)
+            start_searched = receiver.searched()
+            samples = await self.sample(receiver, start, seconds)
             recording = False
             end_frames, end_cpu = receiver.received(), thread_cpu()
+            analysed, searched = (end - begun for end, begun in zip(receiver.searched(), start_searched, strict=True))
+            result.models = searched / analysed if analysed and searched else math.nan
             result.seconds = time.time() - start
             result.findings = receiver.findings
             sender.stdin.close()
@@ -493,7 +507,7 @@ def fmt(value: float, spec: str) -> str:
 
 
 HEADER = (f"{'mode':6} {'fps':>3} {'n':>3} {'conn':>4} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'an/s':>5} "
-          f"{'rx/s':>5} {'min':>5} {'tx/s':>5} {'RSS MB':>7} {'MB/min':>7} {'cpu loop/dec/ana/cv':>21} "
+          f"{'mdl':>4} {'rx/s':>5} {'min':>5} {'tx/s':>5} {'RSS MB':>7} {'MB/min':>7} {'cpu loop/dec/ana/cv':>21} "
           f"{'send':>5} {'result':>8}")  # fmt: skip
 
 
@@ -501,7 +515,8 @@ def row(step: Step) -> str:
     cpu = "/".join(f"{step.cpu.get(k, 0.0):.0%}" for k in ("loop", "decode", "analysis", "other"))
     analysed = f"{step.analysed:5.2f}" if step.mode == "checks" else "    -"
     return (f"{step.mode:6} {step.fps:>3} {step.streams:>3} {step.connected:>4} {fmt(step.p50 * 1000, '7.0f'):>7} "
-            f"{fmt(step.p99 * 1000, '7.0f'):>7} {fmt(step.max * 1000, '7.0f'):>7} {analysed} {step.received:5.1f} "
+            f"{fmt(step.p99 * 1000, '7.0f'):>7} {fmt(step.max * 1000, '7.0f'):>7} {analysed} "
+            f"{fmt(step.models * 100, '3.0f'):>3}% {step.received:5.1f} "
             f"{step.slowest:5.1f} {fmt(step.sent, '5.1f'):>5} {step.rss_end:7.0f} {step.slope:7.1f} {cpu:>21} "
             f"{fmt(step.sender_cpu, '5.0%'):>5} {','.join(step.failures) or 'ok':>8}")  # fmt: skip
 
@@ -588,6 +603,7 @@ def main() -> None:
     parser.add_argument("--clips", action="store_true", help="also keep evidence clips (Ingest's on_clip), if it has")
     parser.add_argument("--clip-seconds", type=float, default=10.0)
     parser.add_argument("--bitrate", type=int, default=300_000)
+    parser.add_argument("--threads", type=int, default=2, help="analysis threads (the service's executor has 2)")
     parser.add_argument("--probe", action="store_true", help="print where decoded frames wait, each second")
     parser.add_argument("--send", help=argparse.SUPPRESS)
     parser.add_argument("--clip", help=argparse.SUPPRESS)
@@ -605,7 +621,8 @@ def main() -> None:
     note = f"{available_detector(MODELS)[1]}; {available_segmenter(MODELS)[1]}"
     print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; aiortc "
           f"{__import__('aiortc').__version__}, PyAV {av.__version__}; {note}; analysis rate {RATE:g}/s per stream, "
-          f"2 analysis threads; evidence clips {'on' if args.clips else 'off'}")  # fmt: skip
+          f"{args.threads} analysis threads; "
+          f"evidence clips {'on' if args.clips else 'off'}")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         started = time.monotonic()
         clips = {fps: compose_clip(Path(folder), fps, args.clip_seconds, args.bitrate) for fps in args.fps}
