@@ -486,6 +486,9 @@ def main() -> None:
                         help="save each offline clip's observations here, for benchmarks/replay.py")  # fmt: skip
     parser.add_argument("--only", default="",
                         help="only the clips whose names contain one of these comma-separated parts")  # fmt: skip
+    parser.add_argument("--live-only", action="store_true",
+                        help="only the live part (what the analysis's pace changes; the offline part is analysed at "
+                             "the ingest's rate)")  # fmt: skip
     args = parser.parse_args()
     hog = args.cpu_hog if args.cpu_hog is not None else (0 if args.quick else 2)
     started = time.monotonic()
@@ -500,6 +503,8 @@ def main() -> None:
     if args.only:
         parts = [part for part in args.only.split(",") if part]
         specs = [s for s in specs if any(part in s.name for part in parts)]
+    if args.live_only:
+        specs = [s for s in specs if s.live]
     if not hog:  # every live clip streams without the hog
         specs = [dataclasses.replace(s, hog=False) for s in specs]
     print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, OpenCV {cv2.__version__}, "

@@ -101,6 +101,19 @@ STILL_MARGIN = 4
 wander; the box, not the mask itself: a segmentation that misses a shoulder would have it sway "outside")."""
 
 
+BEHIND_SKIP = 1
+"""When the analysis is behind (:data:`BEHIND_GAP`), the interval and a moving face would run the models on every
+analysed frame, and a face swaying a little moves as far between two frames a second apart as one getting up does
+between two half a second apart: the models would cost the more, the further behind the analysis is, and the
+overload would feed itself (streams.py at 24 streams: the models on 42 % of the frames on time, 55 % behind, 68 %
+far behind).  Then they wait at least this many analysed frames after a run, unless nobody or two faces are in view
+or a prompt asks (``search``).  On time (frames 0.5 s apart at 2 a second) nothing changes."""
+BEHIND_GAP = 1.5
+"""The analysis is behind when its frames come as far apart as the models' own interval
+(:attr:`FrameAnalyser.face_interval_s`) and this many times as far as the ingest's rate asks
+(:attr:`FrameAnalyser.rate`): the machine is overloaded (a rate of 1 a second set by the operator is not)."""
+
+
 def _around(mask: NDArray[np.bool_], margin: int) -> NDArray[np.bool_]:
     """The box around ``mask``'s cells, grown by ``margin`` cells (empty if the mask is)."""
     box = np.zeros_like(mask)
@@ -131,6 +144,8 @@ class FrameAnalyser:
     unless the last frame found something changing."""
     still_interval_s: float = 2.4
     """...and at least this long while nothing moved outside the player since their last run."""
+    rate: float = 2.0
+    """The analysed frames a second the ingest aims at (:data:`BEHIND_SKIP`)."""
     last_small: NDArray[np.float32] | None = None
     last_faces: tuple[Box, ...] = ()
     last_mask: NDArray[np.float32] | None = None
@@ -153,6 +168,10 @@ class FrameAnalyser:
     frames: int = 0
     searches: int = 0
     """Analysed frames, and how many of them the models ran on (the analysis's cost: the benchmarks print it)."""
+    skipped: int = 0
+    """Analysed frames since the models last ran."""
+    last_at: float = float("-inf")
+    """When the last analysed frame was taken (how far apart they come: :data:`BEHIND_SKIP`)."""
     rest_face: Box | None = None
     """The player's face when the scene was taken..."""
     last_face: Box | None = None
@@ -172,14 +191,19 @@ class FrameAnalyser:
         need its faces)."""
         interval = self.face_interval_s if self.stirred else self.still_interval_s
         grid = grey_grid(image)
-        due = search or self.unsettled or at - self.searched_at >= interval
-        # The face found a moment ago is moving fast (the player getting up, bending down, leaning out): the models
-        # look at this frame, so that where the face went is known (a player bending over the board is out of the
-        # picture at the next one, and only the face seen on the way down tells that from leaving).
-        due = due or self._face_moving(grid[1])
+        due = search or self.unsettled
+        gap = at - self.last_at
+        behind = gap >= max(self.face_interval_s, BEHIND_GAP / self.rate) and self.skipped < BEHIND_SKIP
+        if not due and not behind:
+            # The face found a moment ago is moving fast (the player getting up, bending down, leaning out): the
+            # models look at this frame, so that where the face went is known (a player bending over the board is
+            # out of the picture at the next one, and only the face seen on the way down tells that from leaving).
+            due = at - self.searched_at >= interval or self._face_moving(grid[1])
         previous_mask = self.last_mask
         self.frames += 1
         self.searches += due
+        self.skipped = 0 if due else self.skipped + 1
+        self.last_at = at
         if due and self.people is not None:
             self.last_mask = self.people.segment(image)
         if due or self.last_bands is None or at - self.bands_at >= BANDS_INTERVAL_S:

@@ -259,7 +259,7 @@ class StreamSession:
 
     def __post_init__(self) -> None:
         self.analyser = FrameAnalyser(self.monitor, self.detector, self.people, self.face_interval_s,
-                                      self.still_interval_s)  # fmt: skip
+                                      self.still_interval_s, self.rate)  # fmt: skip
 
     @property
     def key(self) -> StreamKey:

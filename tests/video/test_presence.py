@@ -614,3 +614,33 @@ def test_a_background_blurred_between_the_models_runs_is_found_within_the_blur_w
         raised += [f.started for f in analyser.analyse(frame, at) if f.check is Check.BLURRED_BACKGROUND]
     assert analyser.searches < analyser.frames  # the models waited between runs
     assert raised and 10 <= raised[0] <= 10 + 8, raised
+
+
+def test_when_the_analysis_falls_behind_the_models_run_on_at_most_every_other_frame(
+    models: tuple[CenterFaces, SelfieSegmentation],
+) -> None:
+    """An overloaded machine analyses fewer frames than the ingest's 2 a second; the models, scheduled in seconds and
+    on a face's movement between two analysed frames, would then run on every one of them, and cost the more, the
+    further behind the analysis is.  A player swaying 6 px from one analysed frame to the next: half a second apart
+    (on time) the models look at every frame, as before; a second apart at the rate of 2 (behind), at every other
+    one; a second apart at a rate of 1 a second set by the operator (on time), at every one.  Nobody in view, at
+    every frame even when behind: the player's return is looked for at once."""
+    faces, people = models
+    rng = np.random.default_rng(9)
+    room = room_photo()
+    swaying = [composed(room, rng, 6 * (step % 2), 1.0, replaced=False) for step in range(10)]
+    empty = [(room + rng.normal(0, 2.5, room.shape)).clip(0, 255).astype(np.uint8) for _ in range(6)]
+
+    def runs(gap: float, rate: float, frames: list[NDArray[np.uint8]]) -> list[int]:
+        analyser = FrameAnalyser(Monitor(Thresholds()), faces, people, rate=rate)
+        ran = []
+        for step, frame in enumerate(frames):
+            before = analyser.searches
+            analyser.observe(frame, step * gap)
+            ran.append(int(analyser.searches > before))
+        return ran
+
+    assert runs(0.5, 2.0, swaying) == [1] * 10
+    assert runs(1.0, 2.0, swaying) == [1, 0] * 5
+    assert runs(1.0, 1.0, swaying) == [1] * 10
+    assert runs(1.0, 2.0, empty) == [1] * 6
