@@ -31,7 +31,18 @@ A step passes when p99 and max latency <= 1 s, analysed >= 90 % of possible, mea
 slope <= ``--rss-slope``; a mode stops at its first failing step.  Then the checks mode runs ``--memory-seconds`` at
 its best count to show whether memory stays flat.
 
-Targets (issue): >= 20 streams at 15 fps and >= 40 at 5 fps with every check on.  Results depend on the CPU count
+The whole monitoring set (``--devices front,side,screen,audio``, issue 15): each player opens three connections
+as the player's page does, the front camera with the microphone (a quiet room's noise, Opus), the side camera (the
+same clip) and the shared screen (the platform's page drawn by ``tests.video.frames.platform_screen``, 1280x720 at
+the page's 2 fps, a move a second); the receiver runs what the service runs for them: both cameras' checks, the side
+camera and the screen compared with an approved view, the screen's evidence stills, and the microphone's voice model
+(``video.audio.MicrophoneSession``, on its own thread).  The counts are then players; latency, analysed and received
+rates are the cameras'.  The senders are then one process per 4 players (``--per-sender``): one process's event loop
+holds about 40 camera connections but only 8 or so players with microphones, and its cameras falling behind would be
+charged to the receiver.  Use ``--warmup 45`` with it: the microphones' 40 s sound rings fill first, which a 12 s step
+would read as memory climbing.
+
+Targets (issue 11): >= 20 streams at 15 fps and >= 40 at 5 fps with every check on.  Results depend on the CPU count
 (printed).  Nothing here is a test.
 """
 
@@ -61,6 +72,7 @@ import av
 import numpy as np
 from aiohttp import web
 from aiortc import (
+    AudioStreamTrack,
     MediaStreamTrack,
     RTCConfiguration,
     RTCPeerConnection,
@@ -73,12 +85,16 @@ from numpy.typing import NDArray
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run by hand from anywhere, without installing
 
 import video.analysis
-from tests.video.frames import composed, room_photo
+from tests.video.frames import composed, platform_screen, room_photo
+from video.audio import MicrophoneSession
 from video.checks import Finding, Observation, Thresholds, observe
 from video.detectors import available_detector
-from video.devices import StreamKey
-from video.ingest import Ingest, IngestSettings
+from video.devices import Device, StreamKey
+from video.ingest import Ingest, IngestSettings, StreamSession
+from video.landmarks import available_face_mesh
+from video.reference_view import ReferenceView
 from video.segmentation import available_segmenter
+from video.vad import available_vad
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 """The offline models (``proctor fetch-models``); without them the Haar fallback runs, and the output says so."""
@@ -122,6 +138,47 @@ def compose_clip(folder: Path, fps: int, seconds: float, bitrate: int) -> Path:
         for packet in stream.encode(None):
             container.mux(packet)
     return path
+
+
+SCREEN_SIZE, SCREEN_FPS, SCREEN_BITRATE = (1280, 720), 2, 600_000
+"""The shared screen as the player's page sends it (``dashboard/js/player_devices.js``: 2 fps, 600 kbit/s)."""
+CAMERAS = ("front", "side")
+
+
+def compose_screen(folder: Path, seconds: float) -> Path:
+    """The platform's page (``tests.video.frames.platform_screen``) at 2 fps, a move played every second, the clocks
+    running."""
+    path = folder / "screen.webm"
+    with av.open(str(path), mode="w") as container:
+        stream = container.add_stream("libvpx", rate=SCREEN_FPS)
+        stream.width, stream.height, stream.pix_fmt = SCREEN_SIZE[0], SCREEN_SIZE[1], "yuv420p"
+        stream.bit_rate = SCREEN_BITRATE
+        stream.codec_context.gop_size = 10 * SCREEN_FPS
+        stream.codec_context.options = {"deadline": "realtime", "cpu-used": "8", "lag-in-frames": "0"}
+        for index in range(int(seconds * SCREEN_FPS)):
+            picture = platform_screen(20 + index // SCREEN_FPS, 600 - index // SCREEN_FPS, size=SCREEN_SIZE)
+            frame = av.VideoFrame.from_ndarray(picture, format="bgr24")
+            frame.pts, frame.time_base = index, Fraction(1, SCREEN_FPS)
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return path
+
+
+class RoomNoise(AudioStreamTrack):
+    """The microphone: a quiet room's noise (no speech), 48 kHz, encoded to Opus by the sender."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rng = np.random.default_rng(3)
+
+    async def recv(self) -> av.AudioFrame:
+        frame = await super().recv()  # silence, paced in real time
+        assert isinstance(frame, av.AudioFrame)
+        noise = self.rng.normal(0, 60, frame.samples * len(frame.layout.channels)).astype(np.int16)
+        frame.planes[0].update(noise.tobytes())
+        return frame
 
 
 @dataclass
@@ -183,32 +240,44 @@ def cpu_seconds(pid: int | str = "self") -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def send_main(url: str, clip_path: str, count: int) -> None:
-    """Open ``count`` streams, print a JSON line when they are connected, and another when stdin closes."""
+async def send_main(url: str, clip_path: str, count: int, devices: list[str], screen_path: str | None,
+                    first: int = 0) -> None:  # fmt: skip
+    """Open ``count`` players' streams (a connection per device: ``front`` and ``side`` the camera clip, ``screen``
+    the screen clip, ``audio`` the room's noise on the front connection), print a JSON line when they are connected,
+    and another when stdin closes."""
     clip = Clip.load(clip_path)
+    screen = Clip.load(screen_path) if screen_path else None
+    # aiortc encodes each sound frame (Opus, 50 a second per microphone) and packs each video frame in the loop's
+    # default executor (a few threads): with many microphones the cameras' packets waited behind the sound there.
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(64, "sender"))
     vp8 = [c for c in RTCRtpSender.getCapabilities("video").codecs if c.mimeType.lower() == "video/vp8"]
     connections: list[RTCPeerConnection] = []
     tracks: list[LoopedClip] = []
     limit = asyncio.Semaphore(8)
     async with aiohttp.ClientSession() as http:
 
-        async def connect(index: int) -> None:
+        async def connect(index: int, device: str) -> None:
             async with limit:
                 pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
                 connections.append(pc)
-                track = LoopedClip(clip)
-                tracks.append(track)
+                track = LoopedClip(screen if device == "screen" and screen is not None else clip)
+                if device in CAMERAS:
+                    tracks.append(track)  # the cameras' rate is the one reported
                 transceiver = pc.addTransceiver(track, direction="sendonly")
                 transceiver.setCodecPreferences(vp8)
+                if device == "front" and "audio" in devices:
+                    pc.addTransceiver(RoomNoise(), direction="sendonly")
                 await pc.setLocalDescription(await pc.createOffer())
                 offer = pc.localDescription
-                body = {"sdp": offer.sdp, "type": offer.type, "player": f"player-{index}"}
+                body = {"sdp": offer.sdp, "type": offer.type, "player": f"player-{index}", "device": device}
                 async with http.post(url, json=body) as response:
                     response.raise_for_status()
                     answer = await response.json()
                 await pc.setRemoteDescription(RTCSessionDescription(sdp=answer["sdp"], type=answer["type"]))
 
-        await asyncio.gather(*(connect(index) for index in range(count)))
+        opened = [d for d in devices if d != "audio"]
+        players = range(first, first + count)
+        await asyncio.gather(*(connect(index, device) for index in players for device in opened))
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and any(pc.connectionState != "connected" for pc in connections):
         await asyncio.sleep(0.1)
@@ -218,7 +287,8 @@ async def send_main(url: str, clip_path: str, count: int) -> None:
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)  # until the receiver closes stdin
     elapsed = time.monotonic() - started
     sent = sum(t.index for t in tracks) - sent_start
-    print(json.dumps({"fps": sent / elapsed / max(count, 1), "cpu": (cpu_seconds() - cpu_start) / elapsed}), flush=True)
+    cameras = max(len(tracks), 1)
+    print(json.dumps({"fps": sent / elapsed / cameras, "cpu": (cpu_seconds() - cpu_start) / elapsed}), flush=True)
     await asyncio.gather(*(pc.close() for pc in connections), return_exceptions=True)
 
 
@@ -266,7 +336,7 @@ def thread_cpu() -> dict[str, float]:
             continue
         name = names.get(int(task.name), "")
         group = ("loop" if name == "MainThread" else "decode" if name.endswith("decoder")
-                 else "analysis" if name.startswith("proctor-video") else "other")  # fmt: skip
+                 else "analysis" if name.startswith(("proctor-video", "proctor-audio")) else "other")  # fmt: skip
         groups[group] = groups.get(group, 0.0) + seconds
     return groups
 
@@ -274,8 +344,11 @@ def thread_cpu() -> dict[str, float]:
 class Receiver:
     """Either the checks (Ingest) or bare aiortc decode, behind one signalling endpoint."""
 
-    def __init__(self, mode: str, executor: ThreadPoolExecutor, clips: bool) -> None:
+    def __init__(self, mode: str, executor: ThreadPoolExecutor, clips: bool, devices: list[str]) -> None:
         self.mode = mode
+        self.devices = devices
+        self.microphones: list[MicrophoneSession] = []
+        self.audio = ThreadPoolExecutor(1, "proctor-audio")  # the microphone's own thread, as proctor.microphone's
         self.findings = 0
         self.clips = 0
         self.ingest: Ingest | None = None
@@ -297,8 +370,46 @@ class Receiver:
                 self.ingest = Ingest(settings, detector, executor, self.on_finding, people=people)
             assert self.ingest is not None
             self.ingest.start()
+            if devices != ["front"]:
+                self.whole_set(self.ingest)
         else:
             self.note = "bare aiortc receive + decode, frames discarded"
+
+    def whole_set(self, ingest: Ingest) -> None:
+        """The rest of the monitoring set as the service runs it: the side camera and the screen compared with their
+        approved views (ORB), the screen's evidence stills kept, the microphone's sound judged by the voice model
+        (and the mouth looked at while speech is heard: never, in a quiet room)."""
+        room, rng = room_photo(), np.random.default_rng(7)
+        side = ReferenceView.of(composed(room, rng, 0, 1.0, replaced=False))
+        screen = ReferenceView.of(platform_screen(20, 600, size=SCREEN_SIZE))
+        vad, _ = available_vad(MODELS)
+        mesh, _ = available_face_mesh(MODELS)
+        for index in range(500):
+            ingest.references[StreamKey(f"player-{index}", Device.SIDE)] = side
+            ingest.references[StreamKey(f"player-{index}", Device.SCREEN)] = screen
+        ingest.on_still = lambda _key, _at, _still: None
+
+        def hear(stream: StreamSession, track: MediaStreamTrack) -> bool:
+            session = MicrophoneSession(stream.player_ref, vad, mesh, self.audio, lambda _p, _f: None,
+                                        faces=lambda: stream.faces)  # fmt: skip
+            self.microphones.append(session)
+            for job in (session.consume(track), self.mouth(stream, session)):
+                task = asyncio.get_running_loop().create_task(job)
+                stream.tasks.add(task)
+                task.add_done_callback(stream.tasks.discard)
+            return True
+
+        ingest.on_audio = hear
+
+    @staticmethod
+    async def mouth(stream: StreamSession, session: MicrophoneSession) -> None:
+        while stream.source is None:
+            await asyncio.sleep(0.2)
+        track = stream.relay.subscribe(stream.source, buffered=False)
+        try:
+            await session.watch_mouth(track)
+        finally:
+            track.stop()
 
     def on_finding(self, stream: StreamKey, finding: Finding, snapshot: bytes | None) -> None:
         self.findings += 1
@@ -306,12 +417,14 @@ class Receiver:
     def on_clip(self, stream: StreamKey, finding: Finding, clip: bytes) -> None:
         self.clips += 1
 
-    async def answer(self, player: str, sdp: str, kind: str) -> RTCSessionDescription:
+    async def answer(self, player: str, sdp: str, kind: str, device: str = "front") -> RTCSessionDescription:
         if self.ingest is not None:
-            return await self.ingest.answer(player, sdp, kind)
+            return await self.ingest.answer(player, sdp, kind, device=Device(device))
         pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
-        self.bare[player] = pc
-        self.bare_frames[player] = 0
+        name = f"{player}/{device}"
+        self.bare[name] = pc
+        if device in CAMERAS:
+            self.bare_frames[name] = 0
 
         @pc.on("track")
         def on_track(track: MediaStreamTrack) -> None:
@@ -321,7 +434,8 @@ class Receiver:
                         await track.recv()
                     except MediaStreamError:
                         return
-                    self.bare_frames[player] += 1
+                    if track.kind == "video" and name in self.bare_frames:
+                        self.bare_frames[name] += 1
 
             task = asyncio.get_running_loop().create_task(drain())
             self.bare_tasks.add(task)
@@ -339,13 +453,18 @@ class Receiver:
         return sum(s.frames_analysed for s in sessions), sum(getattr(s, "searches", 0) for s in sessions)
 
     def received(self) -> dict[str, int]:
+        """Each camera's frames so far (the screen's rate is its own, and not judged)."""
         if self.ingest is not None:
-            return {key.player: s.frames_received for key, s in self.ingest.sessions.items()}
+            return {f"{key.player}/{key.device.value}": s.frames_received
+                    for key, s in self.ingest.sessions.items() if key.device.value in CAMERAS}  # fmt: skip
         return dict(self.bare_frames)
 
     async def close(self) -> None:
         if self.ingest is not None:
             await self.ingest.close()
+        for microphone in self.microphones:
+            microphone.close()
+        self.audio.shutdown(wait=False, cancel_futures=True)
         await asyncio.gather(*(pc.close() for pc in self.bare.values()), return_exceptions=True)
         for task in list(self.bare_tasks):
             task.cancel()
@@ -361,7 +480,8 @@ class Step:
     p50: float = math.nan
     p99: float = math.nan
     max: float = math.nan
-    analysed: float = 0.0  # per stream per second
+    cameras: int = 1  # analysed cameras per player (the whole set: 2)
+    analysed: float = 0.0  # per camera per second
     models: float = math.nan  # share of the analysed frames the models ran on
     possible: float = 0.0
     received: float = 0.0  # mean per stream per second
@@ -376,10 +496,68 @@ class Step:
     failures: list[str] = field(default_factory=list)
 
 
+class Senders:
+    """The sender processes of a step: one for every ``per_sender`` players (one aiortc process holds about 40
+    camera connections, but only 8 or so players of the whole set: their microphones' Opus encoding and three
+    connections each fill its event loop, and its cameras then fall behind, which would be charged to the
+    receiver)."""
+
+    def __init__(self, url: str, clip: Path, screen: Path | None, devices: list[str], per_sender: int) -> None:
+        self.url, self.clip, self.screen, self.devices, self.per_sender = url, clip, screen, devices, per_sender
+        self.processes: list[asyncio.subprocess.Process] = []
+        self.counts: list[int] = []
+
+    async def start(self, players: int) -> int:
+        """Start them and wait until their connections are up; how many are."""
+        first = 0
+        while first < players:
+            count = min(self.per_sender, players - first)
+            command = [sys.executable, __file__, "--send", self.url, "--clip", str(self.clip), "--streams",
+                       str(count), "--first", str(first), "--devices", ",".join(self.devices)]  # fmt: skip
+            if self.screen is not None:
+                command += ["--screen-clip", str(self.screen)]
+            process = await asyncio.create_subprocess_exec(*command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            self.processes.append(process)
+            self.counts.append(count)
+            first += count
+        connected = 0
+        for process in self.processes:
+            assert process.stdout is not None
+            line = await asyncio.wait_for(process.stdout.readline(), 120)
+            if not line:
+                raise RuntimeError("a sender exited before connecting")
+            connected += json.loads(line)["connected"]
+        return connected
+
+    async def finish(self) -> tuple[float, float]:
+        """Stop sending: the cameras' frames a second (the mean over the players) and the senders' CPU together."""
+        finals = []
+        for process in self.processes:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.close()
+            finals.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 60) or b"{}"))
+        fps = sum(f.get("fps", math.nan) * n for f, n in zip(finals, self.counts, strict=True)) / sum(self.counts)
+        return fps, sum(f.get("cpu", math.nan) for f in finals)
+
+    async def stop(self) -> None:
+        for process in self.processes:
+            if process.stdin is not None and not process.stdin.is_closing():
+                process.stdin.close()
+            try:
+                await asyncio.wait_for(process.wait(), 30)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+
+
 class Bench:
-    def __init__(self, args: argparse.Namespace, clips: dict[int, Path]) -> None:
+    def __init__(self, args: argparse.Namespace, clips: dict[int, Path], screen: Path | None) -> None:
         self.args = args
         self.clips = clips
+        self.screen = screen
+        self.devices: list[str] = args.devices.split(",")
+        self.cameras = sum(device in CAMERAS for device in self.devices)
+        """Cameras per player: each is analysed (the latency, the analysed and received rates are theirs)."""
         self.receiver: Receiver | None = None
         self.executor = ThreadPoolExecutor(args.threads, "proctor-video")
         self.url = ""
@@ -388,7 +566,7 @@ class Bench:
     async def offer(self, request: web.Request) -> web.Response:
         body = await request.json()
         assert self.receiver is not None
-        answer = await self.receiver.answer(body["player"], body["sdp"], body["type"])
+        answer = await self.receiver.answer(body["player"], body["sdp"], body["type"], body.get("device", "front"))
         return web.json_response({"sdp": answer.sdp, "type": answer.type})
 
     async def serve(self) -> None:
@@ -414,17 +592,11 @@ class Bench:
 
     async def step(self, mode: str, fps: int, streams: int, seconds: float) -> Step:
         global recording  # noqa: PLW0603
-        result = Step(mode, fps, streams)
-        self.receiver = receiver = Receiver(mode, self.executor, self.args.clips)
-        command = [sys.executable, __file__, "--send", self.url, "--clip", str(self.clips[fps]), "--streams",
-                   str(streams)]  # fmt: skip
-        sender = await asyncio.create_subprocess_exec(*command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        assert sender.stdin is not None and sender.stdout is not None
+        result = Step(mode, fps, streams, cameras=self.cameras)
+        self.receiver = receiver = Receiver(mode, self.executor, self.args.clips, self.devices)
+        senders = Senders(self.url, self.clips[fps], self.screen, self.devices, self.args.per_sender)
         try:
-            line = await asyncio.wait_for(sender.stdout.readline(), 120)
-            if not line:
-                raise RuntimeError("the sender exited before connecting")
-            result.connected = json.loads(line)["connected"]
+            result.connected = await senders.start(streams)
             await asyncio.sleep(self.args.warmup)
             latencies.clear()
             recording = True
@@ -437,22 +609,14 @@ class Bench:
             result.models = searched / analysed if analysed and searched else math.nan
             result.seconds = time.time() - start
             result.findings = receiver.findings
-            sender.stdin.close()
-            final = json.loads(await asyncio.wait_for(sender.stdout.readline(), 60) or b"{}")
-            result.sent, result.sender_cpu = final.get("fps", math.nan), final.get("cpu", math.nan)
+            result.sent, result.sender_cpu = await senders.finish()
         finally:
             recording = False
-            if sender.stdin is not None and not sender.stdin.is_closing():
-                sender.stdin.close()
-            try:
-                await asyncio.wait_for(sender.wait(), 30)
-            except TimeoutError:
-                sender.kill()
-                await sender.wait()
+            await senders.stop()
             await receiver.close()
             self.receiver = None
         rates = [(end_frames.get(ref, 0) - start_frames.get(ref, 0)) / result.seconds for ref in end_frames]
-        rates += [0.0] * (streams - len(rates))
+        rates += [0.0] * (streams * self.cameras - len(rates))
         result.received, result.slowest = statistics.fmean(rates), min(rates)
         result.cpu = {k: (v - start_cpu.get(k, 0.0)) / result.seconds for k, v in end_cpu.items()}
         result.rss_start, result.rss_end = samples[0][1], samples[-1][1]
@@ -488,7 +652,7 @@ def judge(result: Step, rss_slope: float) -> None:
             result.p50 = values[len(values) // 2]
             result.p99 = values[min(len(values) - 1, int(len(values) * 0.99))]
             result.max = values[-1]
-        result.analysed = len(values) / result.seconds / result.streams
+        result.analysed = len(values) / result.seconds / (result.streams * result.cameras)
         result.possible = result.fps / math.ceil(result.fps / RATE - 1e-9)
         if not values or result.p99 > LATENCY_LIMIT or result.max > LATENCY_LIMIT:
             result.failures.append("latency")
@@ -521,8 +685,8 @@ def row(step: Step) -> str:
             f"{fmt(step.sender_cpu, '5.0%'):>5} {','.join(step.failures) or 'ok':>8}")  # fmt: skip
 
 
-async def receive_main(args: argparse.Namespace, clips: dict[int, Path]) -> None:
-    bench = Bench(args, clips)
+async def receive_main(args: argparse.Namespace, clips: dict[int, Path], screen: Path | None) -> None:
+    bench = Bench(args, clips, screen)
     await bench.serve()
     best: dict[tuple[str, int], int] = {}
     passed: dict[tuple[str, int], Step] = {}
@@ -586,8 +750,8 @@ def summarise(args: argparse.Namespace, best: dict[tuple[str, int], int], passed
             work = (step.cpu.get("analysis", 0) + step.cpu.get("other", 0)) * 1000 / analysed
             print(f"  {fps:>2} fps checks {step.streams:>3} streams: analysis (executor + OpenCV pool) {work:5.1f} per"
                   f" analysed frame; whole process {sum(step.cpu.values()):.0%} of one CPU")  # fmt: skip
-    print(f"({os.cpu_count()} CPUs; sender in its own process on the same machine; the last step of each mode is the"
-          f" first that failed, '+' = none failed; {args.seconds:.0f} s per step; steps "
+    print(f"({os.cpu_count()} CPUs; senders in processes of their own on the same machine; the last step of each mode"
+          f" is the first that failed, '+' = none failed; {args.seconds:.0f} s per step; steps "
           f"{', '.join(map(str, args.steps))})")  # fmt: skip
 
 
@@ -605,13 +769,24 @@ def main() -> None:
     parser.add_argument("--bitrate", type=int, default=300_000)
     parser.add_argument("--threads", type=int, default=2, help="analysis threads (the service's executor has 2)")
     parser.add_argument("--probe", action="store_true", help="print where decoded frames wait, each second")
+    parser.add_argument("--devices", default="front",
+                        help="each player's devices: front (default), or the whole set front,side,screen,audio "
+                             "(issue 15; the counts are then players)")  # fmt: skip
     parser.add_argument("--send", help=argparse.SUPPRESS)
+    parser.add_argument("--screen-clip", help=argparse.SUPPRESS)
+    parser.add_argument("--first", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--per-sender", type=int,
+                        help="players per sender process (default: all in one; 4 with the whole set)")  # fmt: skip
     parser.add_argument("--clip", help=argparse.SUPPRESS)
     parser.add_argument("--streams", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.send:
-        asyncio.run(send_main(args.send, args.clip, args.streams))
+        asyncio.run(
+            send_main(args.send, args.clip, args.streams, args.devices.split(","), args.screen_clip, args.first)
+        )
         return
+    if args.per_sender is None:
+        args.per_sender = 4 if args.devices != "front" else 1_000_000
     if args.seconds is None:
         args.seconds = 5.0 if args.quick else 12.0
     if args.memory_seconds is None:
@@ -621,16 +796,20 @@ def main() -> None:
     note = f"{available_detector(MODELS)[1]}; {available_segmenter(MODELS)[1]}"
     print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; aiortc "
           f"{__import__('aiortc').__version__}, PyAV {av.__version__}; {note}; analysis rate {RATE:g}/s per stream, "
-          f"{args.threads} analysis threads; "
+          f"{args.threads} analysis threads; devices {args.devices}; "
           f"evidence clips {'on' if args.clips else 'off'}")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         started = time.monotonic()
         clips = {fps: compose_clip(Path(folder), fps, args.clip_seconds, args.bitrate) for fps in args.fps}
         sizes = ", ".join(f"{fps} fps {clips[fps].stat().st_size * 8 / args.clip_seconds / 1000:.0f} kbit/s"
                           for fps in args.fps)  # fmt: skip
+        screen = compose_screen(Path(folder), args.clip_seconds) if "screen" in args.devices.split(",") else None
+        if screen is not None:
+            sizes += (f"; screen {SCREEN_SIZE[0]}x{SCREEN_SIZE[1]} {SCREEN_FPS} fps "
+                      f"{screen.stat().st_size * 8 / args.clip_seconds / 1000:.0f} kbit/s")  # fmt: skip
         print(f"clip: {WIDTH}x{HEIGHT} VP8, {args.clip_seconds:g} s ({sizes}), composed in "
               f"{time.monotonic() - started:.1f} s")  # fmt: skip
-        asyncio.run(receive_main(args, clips))
+        asyncio.run(receive_main(args, clips, screen))
 
 
 if __name__ == "__main__":
