@@ -393,23 +393,13 @@ class Receiver:
             session = MicrophoneSession(stream.player_ref, vad, mesh, self.audio, lambda _p, _f: None,
                                         faces=lambda: stream.faces)  # fmt: skip
             self.microphones.append(session)
-            for job in (session.consume(track), self.mouth(stream, session)):
+            for job in (session.consume(track), session.watch_mouth_on(stream)):
                 task = asyncio.get_running_loop().create_task(job)
                 stream.tasks.add(task)
                 task.add_done_callback(stream.tasks.discard)
             return True
 
         ingest.on_audio = hear
-
-    @staticmethod
-    async def mouth(stream: StreamSession, session: MicrophoneSession) -> None:
-        while stream.source is None:
-            await asyncio.sleep(0.2)
-        track = stream.relay.subscribe(stream.source, buffered=False)
-        try:
-            await session.watch_mouth(track)
-        finally:
-            track.stop()
 
     def on_finding(self, stream: StreamKey, finding: Finding, snapshot: bytes | None) -> None:
         self.findings += 1

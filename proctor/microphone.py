@@ -124,7 +124,7 @@ class Microphone:
         session = self._open(stream, policy)
         session.opened_at = time.time()
         self._keep(stream, session.consume(track))
-        self._keep(stream, self._mouth(stream, session))
+        self._keep(stream, session.watch_mouth_on(stream))
         return True
 
     def _open(self, stream: StreamSession, policy: MicrophonePolicy) -> MicrophoneSession:
@@ -153,16 +153,6 @@ class Microphone:
         task = asyncio.get_running_loop().create_task(coroutine)
         stream.tasks.add(task)
         task.add_done_callback(stream.tasks.discard)
-
-    async def _mouth(self, stream: StreamSession, session: MicrophoneSession) -> None:
-        """Once the stream's video has come, watch the mouth on a subscription of its own (latest frame only)."""
-        while stream.source is None:
-            await asyncio.sleep(0.2)
-        track = stream.relay.subscribe(stream.source, buffered=False)
-        try:
-            await session.watch_mouth(track)
-        finally:
-            track.stop()
 
     async def _watch(self) -> None:
         while True:

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import av
 import numpy as np
@@ -42,6 +42,9 @@ from video.speech import (
     mouth_openness,
 )
 from video.vad import VoiceActivity
+
+if TYPE_CHECKING:
+    from video.ingest import StreamSession
 
 log = logging.getLogger("proctor.audio")
 
@@ -238,6 +241,17 @@ class MicrophoneSession:
         samples = self.ring.between(finding.started - self.clip_before_s, raised_at + self.clip_after_s)
         if samples.size and self.on_clip is not None:
             self.on_clip(self.player_ref, finding, wav_bytes(samples))
+
+    async def watch_mouth_on(self, stream: StreamSession) -> None:
+        """Once the front stream's video has come, watch the mouth on a subscription of its own (the latest frame
+        only: :meth:`watch_mouth`)."""
+        while stream.source is None:
+            await asyncio.sleep(0.2)
+        track = stream.relay.subscribe(stream.source, buffered=False)
+        try:
+            await self.watch_mouth(track)
+        finally:
+            track.stop()
 
     async def watch_mouth(self, track: MediaStreamTrack) -> None:
         """Drain a subscription to the front camera's video: while speech is heard, look at the mouth four times a
