@@ -440,7 +440,7 @@ class Receiver:
     def searched(self) -> tuple[int, int]:
         """Analysed frames so far, and how many of them the models ran on (checkouts that count them)."""
         sessions = list(self.ingest.sessions.values()) if self.ingest is not None else []
-        return sum(s.frames_analysed for s in sessions), sum(getattr(s, "searches", 0) for s in sessions)
+        return sum(s.frames_analysed for s in sessions), sum(s.analyser.searches for s in sessions)
 
     def received(self) -> dict[str, int]:
         """Each camera's frames so far (the screen's rate is its own, and not judged)."""

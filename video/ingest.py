@@ -254,8 +254,6 @@ class StreamSession:
     on_still: StillHandler | None = None
     stilled_at: float = float("-inf")
     """When the shared screen's last evidence still was kept."""
-    searches: int = 0
-    """How many of the analysed frames the models ran on (the analysis's cost: the benchmarks print it)."""
 
     def __post_init__(self) -> None:
         self.analyser = FrameAnalyser(self.monitor, self.detector, self.people, self.face_interval_s,
@@ -438,12 +436,10 @@ class StreamSession:
             capturing = [c for c in self.captures if c.start <= at <= c.until]
             # The models run about once a second (every analysed frame during a capture, whose stills need the
             # faces); the frames between reuse what they found.
-            searches = self.analyser.searches
             image, observation, small_frame = await loop.run_in_executor(
                 self.executor, self._observe, frame, at, bool(capturing)
             )
             self.frames_analysed += 1
-            self.searches += self.analyser.searches - searches
             findings = self.analyser.judge(observation)
             if self.reference is not None:
                 findings += await loop.run_in_executor(self.executor, self._compare_view, image, at)
