@@ -13,7 +13,8 @@ nothing is downloaded: :func:`model_path` only finds and checks what is there.
 | face_landmark.tflite | the same ``mediapipe`` wheel (modules/face_landmark/) | Apache-2.0 | face mesh: the mouth |
 | silero_vad_16k_op15.onnx | PyPI ``silero-vad==6.2.3`` (silero_vad/data/) | MIT | voice activity (run by onnxruntime) |
 
-(The segmentation model sits in the wheel's mediapipe/modules/selfie_segmentation/; OpenCV's DNN runs it.)
+(The segmentation model sits in the wheel's mediapipe/modules/selfie_segmentation/; LiteRT runs it, see
+:mod:`video.runtimes`.)
 
 The mediapipe wheel is only downloaded for the one file (nothing of mediapipe is installed): the last release that
 ships its models, whose own dependencies (opencv-contrib, protobuf < 5) could not share the environment.
