@@ -39,9 +39,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import inspect
 import json
 import math
+import multiprocessing
 import os
 import platform
 import statistics
@@ -77,7 +79,7 @@ from tests.video.frames import composed, room_photo
 from video.checks import Finding, Observation, Thresholds, observe
 from video.detectors import available_detector
 from video.devices import StreamKey
-from video.ingest import Ingest, IngestSettings
+from video.ingest import Ingest, IngestSettings, StreamSession
 from video.segmentation import available_segmenter
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
@@ -239,12 +241,30 @@ def timed_observe(*args: Any, **kwargs: Any) -> tuple[Observation, NDArray[np.fl
 
 video.analysis.observe = timed_observe  # type: ignore[attr-defined]  # the analyser looks it up at each call
 
+if hasattr(StreamSession, "_look"):  # checkouts that may analyse in processes: timed where both ways meet
+    _look = StreamSession._look
+
+    async def timed_look(self: StreamSession, frame: Any, at: float, search: bool, still: bool) -> Any:
+        result = await _look(self, frame, at, search, still)
+        if recording:
+            latencies.append(time.time() - at)
+        return result
+
+    video.analysis.observe = observe  # type: ignore[attr-defined]
+    StreamSession._look = timed_look  # type: ignore[method-assign]
+
 
 def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """This process's resident memory, with its analysis processes' (``--processes``)."""
+    total = 0.0
+    for pid in ["self"] + [str(child.pid) for child in multiprocessing.active_children()]:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) / 1024
+        except OSError:
+            continue
+    return total
 
 
 def slope_per_minute(samples: list[tuple[float, float]]) -> float:
@@ -266,16 +286,20 @@ def thread_cpu() -> dict[str, float]:
             continue
         name = names.get(int(task.name), "")
         group = ("loop" if name == "MainThread" else "decode" if name.endswith("decoder")
-                 else "analysis" if name.startswith("proctor-video") else "other")  # fmt: skip
+                 else "analysis" if name.startswith(("proctor-video", "proctor-analysis")) else "other")  # fmt: skip
         groups[group] = groups.get(group, 0.0) + seconds
+    for child in multiprocessing.active_children():  # the analysis processes (--processes): analysis too
+        with contextlib.suppress(OSError):
+            groups["analysis"] = groups.get("analysis", 0.0) + cpu_seconds(child.pid or 0)
     return groups
 
 
 class Receiver:
     """Either the checks (Ingest) or bare aiortc decode, behind one signalling endpoint."""
 
-    def __init__(self, mode: str, executor: ThreadPoolExecutor, clips: bool) -> None:
+    def __init__(self, mode: str, executor: ThreadPoolExecutor, clips: bool, processes: int = 0) -> None:
         self.mode = mode
+        self.processes: Any = None
         self.findings = 0
         self.clips = 0
         self.ingest: Ingest | None = None
@@ -287,14 +311,21 @@ class Receiver:
             people, people_note = available_segmenter(MODELS)
             self.note += f"; {people_note}"
             settings = IngestSettings(ice_servers=[], rate=RATE, thresholds=Thresholds())
+            extra: dict[str, Any] = {}
+            if processes:
+                from video.analysis_processes import AnalysisProcesses  # noqa: PLC0415  (newer checkouts only)
+
+                self.processes = AnalysisProcesses(processes, MODELS)
+                self.processes.start()
+                extra["processes"] = self.processes
             if clips:  # evidence clips, where this checkout's Ingest takes an ``on_clip`` handler
                 if "on_clip" not in inspect.signature(Ingest).parameters:
                     raise SystemExit("--clips: this checkout's video.ingest.Ingest takes no on_clip")
                 factory: Any = Ingest
                 self.ingest = factory(settings, detector, executor, self.on_finding, on_clip=self.on_clip,
-                                      people=people)  # fmt: skip
+                                      people=people, **extra)  # fmt: skip
             else:
-                self.ingest = Ingest(settings, detector, executor, self.on_finding, people=people)
+                self.ingest = Ingest(settings, detector, executor, self.on_finding, people=people, **extra)
             assert self.ingest is not None
             self.ingest.start()
         else:
@@ -333,6 +364,11 @@ class Receiver:
         assert description is not None
         return description
 
+    def searched(self) -> tuple[int, int]:
+        """Analysed frames so far, and how many of them the models ran on (checkouts that count them)."""
+        sessions = list(self.ingest.sessions.values()) if self.ingest is not None else []
+        return sum(s.frames_analysed for s in sessions), sum(getattr(s, "searches", 0) for s in sessions)
+
     def received(self) -> dict[str, int]:
         if self.ingest is not None:
             return {key.player: s.frames_received for key, s in self.ingest.sessions.items()}
@@ -341,6 +377,8 @@ class Receiver:
     async def close(self) -> None:
         if self.ingest is not None:
             await self.ingest.close()
+        if self.processes is not None:
+            self.processes.close()
         await asyncio.gather(*(pc.close() for pc in self.bare.values()), return_exceptions=True)
         for task in list(self.bare_tasks):
             task.cancel()
@@ -357,6 +395,7 @@ class Step:
     p99: float = math.nan
     max: float = math.nan
     analysed: float = 0.0  # per stream per second
+    models: float = math.nan  # share of the analysed frames the models ran on
     possible: float = 0.0
     received: float = 0.0  # mean per stream per second
     slowest: float = 0.0
@@ -375,7 +414,7 @@ class Bench:
         self.args = args
         self.clips = clips
         self.receiver: Receiver | None = None
-        self.executor = ThreadPoolExecutor(2, "proctor-video")
+        self.executor = ThreadPoolExecutor(args.threads, "proctor-video")
         self.url = ""
         self.runner: web.AppRunner | None = None
 
@@ -395,10 +434,21 @@ class Bench:
         host, port = self.runner.addresses[0][:2]
         self.url = f"http://{host}:{port}/offer"
 
+    async def sample(self, receiver: Receiver, start: float, seconds: float) -> list[tuple[float, float]]:
+        """The memory each second of the step (and, with ``--probe``, where decoded frames wait)."""
+        samples: list[tuple[float, float]] = [(start, rss_mb())]
+        while time.time() < start + seconds:
+            slept = time.monotonic()
+            await asyncio.sleep(1.0)
+            samples.append((time.time(), rss_mb()))
+            if self.args.probe:
+                print(probe(receiver, samples[-1][1], time.monotonic() - slept - 1.0), flush=True)
+        return samples
+
     async def step(self, mode: str, fps: int, streams: int, seconds: float) -> Step:
         global recording  # noqa: PLW0603
         result = Step(mode, fps, streams)
-        self.receiver = receiver = Receiver(mode, self.executor, self.args.clips)
+        self.receiver = receiver = Receiver(mode, self.executor, self.args.clips, self.args.processes)
         command = [sys.executable, __file__, "--send", self.url, "--clip", str(self.clips[fps]), "--streams",
                    str(streams)]  # fmt: skip
         sender = await asyncio.create_subprocess_exec(*command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -412,15 +462,12 @@ class Bench:
             latencies.clear()
             recording = True
             start, start_frames, start_cpu = time.time(), receiver.received(), thread_cpu()
-            samples: list[tuple[float, float]] = [(start, rss_mb())]
-            while time.time() < start + seconds:
-                slept = time.monotonic()
-                await asyncio.sleep(1.0)
-                samples.append((time.time(), rss_mb()))
-                if self.args.probe:
-                    print(probe(receiver, samples[-1][1], time.monotonic() - slept - 1.0), flush=True)
+            start_searched = receiver.searched()
+            samples = await self.sample(receiver, start, seconds)
             recording = False
             end_frames, end_cpu = receiver.received(), thread_cpu()
+            analysed, searched = (end - begun for end, begun in zip(receiver.searched(), start_searched, strict=True))
+            result.models = searched / analysed if analysed and searched else math.nan
             result.seconds = time.time() - start
             result.findings = receiver.findings
             sender.stdin.close()
@@ -493,7 +540,7 @@ def fmt(value: float, spec: str) -> str:
 
 
 HEADER = (f"{'mode':6} {'fps':>3} {'n':>3} {'conn':>4} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'an/s':>5} "
-          f"{'rx/s':>5} {'min':>5} {'tx/s':>5} {'RSS MB':>7} {'MB/min':>7} {'cpu loop/dec/ana/cv':>21} "
+          f"{'mdl':>4} {'rx/s':>5} {'min':>5} {'tx/s':>5} {'RSS MB':>7} {'MB/min':>7} {'cpu loop/dec/ana/cv':>21} "
           f"{'send':>5} {'result':>8}")  # fmt: skip
 
 
@@ -501,7 +548,8 @@ def row(step: Step) -> str:
     cpu = "/".join(f"{step.cpu.get(k, 0.0):.0%}" for k in ("loop", "decode", "analysis", "other"))
     analysed = f"{step.analysed:5.2f}" if step.mode == "checks" else "    -"
     return (f"{step.mode:6} {step.fps:>3} {step.streams:>3} {step.connected:>4} {fmt(step.p50 * 1000, '7.0f'):>7} "
-            f"{fmt(step.p99 * 1000, '7.0f'):>7} {fmt(step.max * 1000, '7.0f'):>7} {analysed} {step.received:5.1f} "
+            f"{fmt(step.p99 * 1000, '7.0f'):>7} {fmt(step.max * 1000, '7.0f'):>7} {analysed} "
+            f"{fmt(step.models * 100, '3.0f'):>3}% {step.received:5.1f} "
             f"{step.slowest:5.1f} {fmt(step.sent, '5.1f'):>5} {step.rss_end:7.0f} {step.slope:7.1f} {cpu:>21} "
             f"{fmt(step.sender_cpu, '5.0%'):>5} {','.join(step.failures) or 'ok':>8}")  # fmt: skip
 
@@ -588,6 +636,13 @@ def main() -> None:
     parser.add_argument("--clips", action="store_true", help="also keep evidence clips (Ingest's on_clip), if it has")
     parser.add_argument("--clip-seconds", type=float, default=10.0)
     parser.add_argument("--bitrate", type=int, default=300_000)
+    parser.add_argument("--threads", type=int, default=2, help="analysis threads (the service's executor has 2)")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help="analyse in this many processes of their own (video.analysis_processes); 0: in threads",
+    )
     parser.add_argument("--probe", action="store_true", help="print where decoded frames wait, each second")
     parser.add_argument("--send", help=argparse.SUPPRESS)
     parser.add_argument("--clip", help=argparse.SUPPRESS)
@@ -605,7 +660,8 @@ def main() -> None:
     note = f"{available_detector(MODELS)[1]}; {available_segmenter(MODELS)[1]}"
     print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; aiortc "
           f"{__import__('aiortc').__version__}, PyAV {av.__version__}; {note}; analysis rate {RATE:g}/s per stream, "
-          f"2 analysis threads; evidence clips {'on' if args.clips else 'off'}")  # fmt: skip
+          f"{args.threads} analysis threads, {args.processes} analysis processes; "
+          f"evidence clips {'on' if args.clips else 'off'}")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         started = time.monotonic()
         clips = {fps: compose_clip(Path(folder), fps, args.clip_seconds, args.bitrate) for fps in args.fps}
