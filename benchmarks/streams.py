@@ -50,9 +50,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import inspect
 import json
 import math
+import multiprocessing
 import os
 import platform
 import statistics
@@ -309,12 +311,30 @@ def timed_observe(*args: Any, **kwargs: Any) -> tuple[Observation, NDArray[np.fl
 
 video.analysis.observe = timed_observe  # type: ignore[attr-defined]  # the analyser looks it up at each call
 
+if hasattr(StreamSession, "_look"):  # checkouts that may analyse in processes: timed where both ways meet
+    _look = StreamSession._look
+
+    async def timed_look(self: StreamSession, frame: Any, at: float, search: bool, still: bool) -> Any:
+        result = await _look(self, frame, at, search, still)
+        if recording:
+            latencies.append(time.time() - at)
+        return result
+
+    video.analysis.observe = observe  # type: ignore[attr-defined]
+    StreamSession._look = timed_look  # type: ignore[method-assign]
+
 
 def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """This process's resident memory, with its analysis processes' (``--processes``)."""
+    total = 0.0
+    for pid in ["self"] + [str(child.pid) for child in multiprocessing.active_children()]:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) / 1024
+        except OSError:
+            continue
+    return total
 
 
 def slope_per_minute(samples: list[tuple[float, float]]) -> float:
@@ -336,17 +356,23 @@ def thread_cpu() -> dict[str, float]:
             continue
         name = names.get(int(task.name), "")
         group = ("loop" if name == "MainThread" else "decode" if name.endswith("decoder")
-                 else "analysis" if name.startswith(("proctor-video", "proctor-audio")) else "other")  # fmt: skip
+                 else "analysis" if name.startswith(("proctor-video", "proctor-audio", "proctor-analysis"))
+                 else "other")  # fmt: skip
         groups[group] = groups.get(group, 0.0) + seconds
+    for child in multiprocessing.active_children():  # the analysis processes (--processes): analysis too
+        with contextlib.suppress(OSError):
+            groups["analysis"] = groups.get("analysis", 0.0) + cpu_seconds(child.pid or 0)
     return groups
 
 
 class Receiver:
     """Either the checks (Ingest) or bare aiortc decode, behind one signalling endpoint."""
 
-    def __init__(self, mode: str, executor: ThreadPoolExecutor, clips: bool, devices: list[str]) -> None:
+    def __init__(self, mode: str, executor: ThreadPoolExecutor, clips: bool, devices: list[str],
+                 processes: int = 0) -> None:  # fmt: skip
         self.mode = mode
         self.devices = devices
+        self.processes: Any = None
         self.microphones: list[MicrophoneSession] = []
         self.audio = ThreadPoolExecutor(1, "proctor-audio")  # the microphone's own thread, as proctor.microphone's
         self.findings = 0
@@ -360,14 +386,21 @@ class Receiver:
             people, people_note = available_segmenter(MODELS)
             self.note += f"; {people_note}"
             settings = IngestSettings(ice_servers=[], rate=RATE, thresholds=Thresholds())
+            extra: dict[str, Any] = {}
+            if processes:
+                from video.analysis_processes import AnalysisProcesses  # noqa: PLC0415  (newer checkouts only)
+
+                self.processes = AnalysisProcesses(processes, MODELS)
+                self.processes.start()
+                extra["processes"] = self.processes
             if clips:  # evidence clips, where this checkout's Ingest takes an ``on_clip`` handler
                 if "on_clip" not in inspect.signature(Ingest).parameters:
                     raise SystemExit("--clips: this checkout's video.ingest.Ingest takes no on_clip")
                 factory: Any = Ingest
                 self.ingest = factory(settings, detector, executor, self.on_finding, on_clip=self.on_clip,
-                                      people=people)  # fmt: skip
+                                      people=people, **extra)  # fmt: skip
             else:
-                self.ingest = Ingest(settings, detector, executor, self.on_finding, people=people)
+                self.ingest = Ingest(settings, detector, executor, self.on_finding, people=people, **extra)
             assert self.ingest is not None
             self.ingest.start()
             if devices != ["front"]:
@@ -440,7 +473,7 @@ class Receiver:
     def searched(self) -> tuple[int, int]:
         """Analysed frames so far, and how many of them the models ran on (checkouts that count them)."""
         sessions = list(self.ingest.sessions.values()) if self.ingest is not None else []
-        return sum(s.frames_analysed for s in sessions), sum(s.analyser.searches for s in sessions)
+        return sum(s.frames_analysed for s in sessions), sum(s.searches for s in sessions)
 
     def received(self) -> dict[str, int]:
         """Each camera's frames so far (the screen's rate is its own, and not judged)."""
@@ -455,6 +488,8 @@ class Receiver:
         for microphone in self.microphones:
             microphone.close()
         self.audio.shutdown(wait=False, cancel_futures=True)
+        if self.processes is not None:
+            self.processes.close()
         await asyncio.gather(*(pc.close() for pc in self.bare.values()), return_exceptions=True)
         for task in list(self.bare_tasks):
             task.cancel()
@@ -583,7 +618,7 @@ class Bench:
     async def step(self, mode: str, fps: int, streams: int, seconds: float) -> Step:
         global recording  # noqa: PLW0603
         result = Step(mode, fps, streams, cameras=self.cameras)
-        self.receiver = receiver = Receiver(mode, self.executor, self.args.clips, self.devices)
+        self.receiver = receiver = Receiver(mode, self.executor, self.args.clips, self.devices, self.args.processes)
         senders = Senders(self.url, self.clips[fps], self.screen, self.devices, self.args.per_sender)
         try:
             result.connected = await senders.start(streams)
@@ -758,6 +793,12 @@ def main() -> None:
     parser.add_argument("--clip-seconds", type=float, default=10.0)
     parser.add_argument("--bitrate", type=int, default=300_000)
     parser.add_argument("--threads", type=int, default=2, help="analysis threads (the service's executor has 2)")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help="analyse in this many processes of their own (video.analysis_processes); 0: in threads",
+    )
     parser.add_argument("--probe", action="store_true", help="print where decoded frames wait, each second")
     parser.add_argument("--devices", default="front",
                         help="each player's devices: front (default), or the whole set front,side,screen,audio "
@@ -786,7 +827,7 @@ def main() -> None:
     note = f"{available_detector(MODELS)[1]}; {available_segmenter(MODELS)[1]}"
     print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; aiortc "
           f"{__import__('aiortc').__version__}, PyAV {av.__version__}; {note}; analysis rate {RATE:g}/s per stream, "
-          f"{args.threads} analysis threads; devices {args.devices}; "
+          f"{args.threads} analysis threads, {args.processes} analysis processes; devices {args.devices}; "
           f"evidence clips {'on' if args.clips else 'off'}")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         started = time.monotonic()

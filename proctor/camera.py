@@ -66,6 +66,7 @@ from proctor.staging import Batch
 from proctor.talk import Talks
 from proctor.wall_clock import now_ms
 from proctor.writer import Writer
+from video.analysis_processes import AnalysisProcesses
 from video.checks import Check, Finding, PanVerdict, Thresholds, checks_for_policy, judge_pan
 from video.detectors import available_detector
 from video.devices import (
@@ -459,6 +460,8 @@ class Camera:
     writer: Writer
     ingest: Ingest | None = None
     checks_note: str = ""
+    processes: AnalysisProcesses | None = None
+    """The analysis processes (``analysis_processes``), if any."""
     open_incidents: dict[tuple[StreamKey, str], int] = field(default_factory=dict)
     raised: dict[tuple[StreamKey, str, float], int] = field(default_factory=dict)
     """The incident each started finding raised (by stream, check and start), until its clip is attached."""
@@ -495,13 +498,17 @@ class Camera:
         detector, faces_note = available_detector(Path(self.settings.models_dir))
         people, people_note = available_segmenter(Path(self.settings.models_dir))
         self.checks_note = f"{faces_note}; {people_note}"
+        if self.settings.analysis_processes > 0:
+            self.processes = AnalysisProcesses(self.settings.analysis_processes, Path(self.settings.models_dir))
+            self.processes.start(wait=False)  # each loads its models meanwhile; a stream's first frame waits for it
+            self.checks_note += f"; analysis processes: {self.settings.analysis_processes}"
         log.info("video checks: %s", self.checks_note)
         config = IngestSettings(
             ice_servers=[RTCIceServer(**s) for s in ice_servers(self.settings, "service", time.time())],
             rate=self.settings.analysis_rate,
             thresholds=thresholds or Thresholds(),
         )
-        self.ingest = Ingest(config, detector, self.executor, self.on_finding, self.on_clip, people)
+        self.ingest = Ingest(config, detector, self.executor, self.on_finding, self.on_clip, people, self.processes)
         self.ingest.on_still = self.devices.on_still
         self.ingest.start()
         self.live_views = LiveViews(self.settings, self.service, self.writer, self.ingest, self.tell,
@@ -601,6 +608,8 @@ class Camera:
                 await self.sweeper
         if self.ingest is not None:
             await self.ingest.close()
+        if self.processes is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.processes.close)
         if self.pending:
             await asyncio.gather(*self.pending, return_exceptions=True)
         self.executor.shutdown(wait=False, cancel_futures=True)

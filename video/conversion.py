@@ -12,14 +12,45 @@ from __future__ import annotations
 
 import threading
 
+import cv2
 import numpy as np
 from av import VideoFrame
 from numpy.typing import NDArray
 
 _CONVERTING = threading.Lock()
 
+CLIP_SIZE = (320, 240)
+"""Clip frames are kept at this size (JPEG), so that a stream's ring buffer stays small (about 10 kB a frame)."""
+
 
 def pixels(frame: VideoFrame, format: str = "bgr24") -> NDArray[np.uint8]:
     """The frame as an array of ``format`` (``bgr24``, ``rgb24``, ``gray``), converted under the process's one lock."""
     with _CONVERTING:
         return np.asarray(frame.to_ndarray(format=format), dtype=np.uint8)
+
+
+def planes(frame: VideoFrame) -> NDArray[np.uint8] | None:
+    """A ``yuv420p`` frame's three planes as one array (height * 3 / 2 rows, without the decoder's line padding),
+    copied under the same lock; None for any other pixel format.  A frame rebuilt from them
+    (:func:`from_planes`) converts to exactly the same ``bgr24`` pixels as the decoded frame: an analysis process
+    receives half the bytes of the converted picture and converts it itself."""
+    if frame.format.name != "yuv420p" or frame.width % 2 or frame.height % 2:
+        return None
+    with _CONVERTING:
+        return np.asarray(frame.to_ndarray(format="yuv420p"), dtype=np.uint8)
+
+
+def from_planes(data: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """The ``bgr24`` picture of :func:`planes`' array (its own frame: no lock needed)."""
+    return np.asarray(VideoFrame.from_ndarray(data, format="yuv420p").to_ndarray(format="bgr24"), dtype=np.uint8)
+
+
+def to_jpeg(image: NDArray[np.uint8], quality: int = 80) -> bytes:
+    ok, encoded = cv2.imencode(".jpg", image, [int(cv2.IMWRITE_JPEG_QUALITY), quality])
+    return bytes(encoded) if ok else b""
+
+
+def small_jpeg(image: NDArray[np.uint8]) -> bytes:
+    """The picture at :data:`CLIP_SIZE` as a JPEG: the desk's thumbnail and the clips' frames."""
+    small = cv2.resize(image, CLIP_SIZE, interpolation=cv2.INTER_AREA).astype(np.uint8, copy=False)
+    return to_jpeg(small, quality=70)

@@ -30,8 +30,9 @@ from av import VideoFrame
 
 from engine.liveness import Source, Timeline
 from video.analysis import FrameAnalyser
+from video.analysis_processes import AnalysisProcesses, AnalysisSlot
 from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds
-from video.conversion import pixels
+from video.conversion import CLIP_SIZE, pixels, small_jpeg, to_jpeg
 from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, StreamKey
 from video.reference_view import SCREEN_COVERAGE, ReferenceView, ViewWatch, compare_view, compare_views, followed
 from video.segmentation import PersonSegmenter
@@ -57,9 +58,6 @@ DEGRADED_SHARE = 0.8
 """...and below this share of the set rate (with frames arriving fast enough) the analysis is degraded..."""
 RECOVERED_SHARE = 0.95
 """...until it is back above this share."""
-
-CLIP_SIZE = (320, 240)
-"""Clip frames are kept at this size (JPEG), so that a stream's ring buffer stays small (about 10 kB a frame)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +151,7 @@ def ear_crop(frame: CapturedFrame) -> bytes | None:
     left, right = (middle, face.x + 3 * face.width // 2) if face.turn < 0 else (face.x - face.width // 2, middle)
     top, bottom = face.y - face.height // 10, face.y + face.height * 11 // 10
     crop = image[max(0, top) : min(height, bottom), max(0, left) : min(width, right)]
-    return _jpeg(crop.astype(np.uint8, copy=False), quality=90) if crop.size else None
+    return to_jpeg(crop.astype(np.uint8, copy=False), quality=90) if crop.size else None
 
 
 def face_turn(frame: CapturedFrame) -> float | None:
@@ -169,11 +167,6 @@ def face_centre(frame: CapturedFrame) -> float | None:
         return None
     largest = max(frame.faces, key=lambda box: box.width * box.height)
     return largest.x + largest.width / 2
-
-
-def small_jpeg(image: Frame) -> bytes:
-    small: Frame = cv2.resize(image, CLIP_SIZE, interpolation=cv2.INTER_AREA).astype(np.uint8, copy=False)
-    return _jpeg(small, quality=70)
 
 
 def encode_clip(frames: list[tuple[float, bytes]], rate: float) -> bytes:
@@ -254,6 +247,13 @@ class StreamSession:
     on_still: StillHandler | None = None
     stilled_at: float = float("-inf")
     """When the shared screen's last evidence still was kept."""
+    slot: AnalysisSlot | None = None
+    """Where the frames are analysed when the ingest has analysis processes (video.analysis_processes); None: in
+    the executor, with :attr:`analyser`."""
+    last_faces: tuple[Box, ...] = ()
+    """The faces in the last analysed frame."""
+    searches: int = 0
+    """How many of the analysed frames the models ran on (the analysis's cost: the benchmarks print it)."""
 
     def __post_init__(self) -> None:
         self.analyser = FrameAnalyser(self.monitor, self.detector, self.people, self.face_interval_s,
@@ -286,7 +286,7 @@ class StreamSession:
 
     @property
     def faces(self) -> tuple[Box, ...]:
-        return self.analyser.last_faces
+        return self.last_faces
 
     def rate_achieved(self, now: float, window_s: float = DEGRADED_WINDOW_S) -> float | None:
         """Analysed frames a second over the last ``window_s`` (None before the stream has run that long)."""
@@ -351,7 +351,7 @@ class StreamSession:
         (``screen-changed``)."""
         image: Frame = pixels(frame)
         findings = self._compare_view(image, at) if self.reference is not None else []
-        captured = _jpeg(image) if whole else None
+        captured = to_jpeg(image) if whole else None
         every = self.limits.screen_still_s
         still = None
         if self.on_still is not None and every > 0 and at - self.stilled_at >= every:
@@ -359,7 +359,7 @@ class StreamSession:
             if width > SCREEN_STILL_WIDTH:
                 size = (SCREEN_STILL_WIDTH, round(height * SCREEN_STILL_WIDTH / width))
                 image = cv2.resize(image, size, interpolation=cv2.INTER_AREA).astype(np.uint8, copy=False)
-            still = _jpeg(image, quality=75)
+            still = to_jpeg(image, quality=75)
         return small_jpeg(image), still, captured, findings
 
     def _arrived(self, at: float) -> None:
@@ -427,6 +427,22 @@ class StreamSession:
         image: Frame = pixels(frame)
         return image, self.analyser.observe(image, at, search), small_jpeg(image)
 
+    async def _look(
+        self, frame: VideoFrame, at: float, search: bool, still: bool
+    ) -> tuple[Frame | None, Observation, bytes, bytes | None]:
+        """What the frame shows, its small JPEG and (``still``) its whole picture as a JPEG: in the stream's analysis
+        process, or in the executor (then with the converted picture, else None)."""
+        loop = asyncio.get_running_loop()
+        if self.slot is not None:
+            looked = await self.slot.look(frame, at, search, still)
+            self.searches += looked.searched
+            return None, looked.observation, looked.small, looked.still
+        searches = self.analyser.searches
+        image, observation, small_frame = await loop.run_in_executor(self.executor, self._observe, frame, at, search)
+        self.searches += self.analyser.searches - searches
+        whole = await loop.run_in_executor(self.executor, to_jpeg, image) if still else None
+        return image, observation, small_frame, whole
+
     async def _analyse(self, frame: VideoFrame, at: float) -> None:
         if self.device is Device.SCREEN:
             await self._analyse_screen(frame, at)
@@ -434,21 +450,21 @@ class StreamSession:
         try:
             loop = asyncio.get_running_loop()
             capturing = [c for c in self.captures if c.start <= at <= c.until]
+            wants_still = any(capture.stills for capture in capturing)
             # The models run about once a second (every analysed frame during a capture, whose stills need the
             # faces); the frames between reuse what they found.
-            image, observation, small_frame = await loop.run_in_executor(
-                self.executor, self._observe, frame, at, bool(capturing)
-            )
+            image, observation, small_frame, still = await self._look(frame, at, bool(capturing), wants_still)
             self.frames_analysed += 1
-            findings = self.analyser.judge(observation)
-            if self.reference is not None:
+            self.last_faces = observation.faces
+            findings = self.monitor.feed(observation)
+            if self.reference is not None and at - self.viewed_at >= self.limits.view_interval_s:
+                if image is None:
+                    image = await loop.run_in_executor(self.executor, pixels, frame)
                 findings += await loop.run_in_executor(self.executor, self._compare_view, image, at)
             self.thumbnail = small_frame
             if self.on_clip is not None or capturing:
                 if self.on_clip is not None:
                     self.buffer.add(at, small_frame)
-                wants_still = any(capture.stills for capture in capturing)
-                still = await loop.run_in_executor(self.executor, _jpeg, image) if wants_still else None
                 for capture in capturing:
                     capture.frames.append(
                         CapturedFrame(
@@ -456,7 +472,11 @@ class StreamSession:
                         )
                     )
             for finding in findings:
-                snapshot = _jpeg(image) if finding.ended is None else None
+                snapshot = None
+                if finding.ended is None:
+                    if image is None:
+                        image = await loop.run_in_executor(self.executor, pixels, frame)
+                    snapshot = to_jpeg(image)
                 self.on_finding(self.key, finding, snapshot)
                 if finding.ended is None and self.on_clip is not None:
                     self._spawn(self._clip(finding, at))
@@ -539,11 +559,6 @@ def _transport_closed(pc: RTCPeerConnection | None) -> bool:
     return any(transport.state in ("closed", "failed") for transport in transports)
 
 
-def _jpeg(image: Frame, quality: int = 80) -> bytes:
-    ok, encoded = cv2.imencode(".jpg", image, [int(cv2.IMWRITE_JPEG_QUALITY), quality])
-    return bytes(encoded) if ok else b""
-
-
 @dataclass(frozen=True, slots=True)
 class EndedStream:
     """What is kept of a stream that ended: when it was open, its frame counts and what it had found."""
@@ -598,8 +613,11 @@ class Ingest:
 
     def __init__(self, settings: IngestSettings, detector: FaceDetector | None, executor: Executor,
                  on_finding: FindingHandler, on_clip: ClipHandler | None = None,
-                 people: PersonSegmenter | None = None) -> None:  # fmt: skip
+                 people: PersonSegmenter | None = None,
+                 processes: AnalysisProcesses | None = None) -> None:  # fmt: skip
         self.settings = settings
+        self.processes = processes
+        """Where the cameras' frames are analysed (video.analysis_processes); None: in the executor's threads."""
         self.on_clip = on_clip
         self.detector = detector
         self.people = people
@@ -657,6 +675,8 @@ class Ingest:
         self.ended[key] = EndedStream.of(session)
         for task in list(session.tasks):
             task.cancel()
+        if session.slot is not None:
+            session.slot.close()
 
     def last(self, player_ref: str, device: Device = Device.FRONT) -> StreamSession | EndedStream | None:
         """The player's stream of this device, live or not, or the summary of the last one that ended."""
@@ -706,6 +726,9 @@ class Ingest:
         except Exception as error:
             await pc.close()
             raise ValueError(f"the offer cannot be used: {error}") from None
+        if self.processes is not None and device is not Device.SCREEN:  # before its first frame can arrive
+            session.slot = self.processes.slot(thresholds, self.settings.face_interval_s,
+                                               self.settings.still_interval_s, self.settings.rate)  # fmt: skip
         if device is Device.FRONT and not hears and player_ref in self.voices:
             self.voices[player_ref].detach()  # this page cannot play sound: no arbiter can speak to it
         previous = self.connections.get(key)
@@ -718,6 +741,8 @@ class Ingest:
             self.ended[key] = EndedStream.of(replaced)
             for task in list(replaced.tasks):
                 task.cancel()
+            if replaced.slot is not None:
+                replaced.slot.close()
         if previous is not None:
             await previous.close()
         description = pc.localDescription
@@ -841,4 +866,6 @@ class Ingest:
         for session in self.sessions.values():
             for task in list(session.tasks):
                 task.cancel()
+            if session.slot is not None:
+                session.slot.close()
         self.connections.clear()
