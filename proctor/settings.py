@@ -52,7 +52,7 @@ class Settings:
     analysis_processes: int = 0
     """Analyse the cameras' frames in this many processes of their own beside the service's (video.analysis_processes;
     about one per core); 0: in the service's own threads, the one-process default.  Measured on 2 cores
-    (docs/video.md, capacity): at 15 fps, 24 analysed streams with 2 processes against 16 in threads."""
+    (docs/video.md, capacity, 12-06): at 5 fps 40-48 streams in 12 s steps with 2 processes, against 28 in threads."""
     live_views_max: int = 12
     """Arbiters' live camera views this process relays at once (each a VP8 re-encode on its event loop; a large view
     counts 2); beyond them, 429 (proctor.live_views; the cost per view is in docs/video.md)."""
