@@ -70,8 +70,12 @@ class TfliteNet:
         self.path = path
         self._local = threading.local()
         interpreter = self._interpreter()  # fail now, not on the first frame
-        self.shape = tuple(int(n) for n in interpreter.get_input_details()[0]["shape"])
+        (given,) = interpreter.get_input_details()
+        self.shape = tuple(int(n) for n in given["shape"])
         """The input's shape: (1, height, width, channels)."""
+        self._input = int(given["index"])
+        self._outputs = [(str(d["name"]), int(d["index"])) for d in interpreter.get_output_details()]
+        """The tensors' places, read once: every interpreter of one file has them in the same places."""
 
     def _interpreter(self) -> Any:
         interpreter = getattr(self._local, "interpreter", None)
@@ -89,6 +93,6 @@ class TfliteNet:
     def run(self, tensor: NDArray[Any]) -> Mapping[str, Tensor]:
         """The outputs by name for one input tensor of :attr:`shape` (float32, NHWC)."""
         interpreter = self._interpreter()
-        interpreter.set_tensor(interpreter.get_input_details()[0]["index"], np.ascontiguousarray(tensor))
+        interpreter.set_tensor(self._input, np.ascontiguousarray(tensor))
         interpreter.invoke()
-        return {d["name"]: np.array(interpreter.get_tensor(d["index"])) for d in interpreter.get_output_details()}
+        return {name: np.array(interpreter.get_tensor(index)) for name, index in self._outputs}
