@@ -6,7 +6,7 @@ Usage: python benchmarks/analysis_cost.py [--seconds 150] [--fps 15] [--bitrate 
 The clip is the one ``benchmarks/streams.py`` streams (``tests.video.frames.composed``: a real person over a real room
 photo, swaying a few pixels, the camera's noise, a while with nobody in view), encoded by aiortc's own VP8 encoder and
 decoded by its decoder (``benchmarks.vp8.Vp8Link``, the service's decoder).  The frames the ingest would analyse
-(2 a second) are kept as the ingest gets them (``to_ndarray(format="bgr24")``), then each part runs over all of them
+(2 a second) are kept as the ingest gets them (``video.conversion.picture``), then each part runs over all of them
 and is charged the process's CPU time (``time.process_time``) it took:
 
 * decode: aiortc's VP8 decoder, per received frame (the ingest decodes every frame the player sends);
@@ -48,6 +48,7 @@ from tests.video.frames import composed, room_photo
 from video import checks
 from video.analysis import FrameAnalyser
 from video.checks import Frame, Monitor, Thresholds, observe, to_grey
+from video.conversion import picture
 from video.detectors import available_detector
 from video.segmentation import available_segmenter
 
@@ -175,7 +176,7 @@ def main() -> None:
     begun = time.monotonic()
     kept, decode = clip_frames(args.seconds, args.fps, args.bitrate)
     images: list[Frame] = []
-    convert = cost(lambda i: images.append(kept[i][1].to_ndarray(format="bgr24")), len(kept), 1)
+    convert = cost(lambda i: images.append(picture(kept[i][1])), len(kept), 1)
     times = [at for at, _ in kept]
     print(f"clip: {args.seconds:g} s at {args.fps} fps, {args.bitrate // 1000} kbit/s; {len(decode)} frames decoded, "
           f"{len(images)} analysed; made in {time.monotonic() - begun:.0f} s")  # fmt: skip
@@ -185,7 +186,7 @@ def main() -> None:
     print(f"\nms of CPU per call over {len(images)} analysed frames (mean, median, p90, share of the analyser's mean)")
     print(f"  {'part':<28} {'mean':>7} {'median':>7} {'p90':>7}  share")
     print(summary("decode (every frame sent)", [v * 1000 for v in decode], 0.0))
-    print(summary("convert (to_ndarray bgr24)", convert, base))
+    print(summary("convert (planes, to BGR)", convert, base))
     for name, values in costs.parts.items():
         if name not in ("FrameAnalyser.observe", "Monitor.feed"):
             print(summary(name, values, base, costs.notes.get(name, "")))

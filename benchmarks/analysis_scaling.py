@@ -30,7 +30,7 @@ from benchmarks.analysis_cost import MODELS, clip_frames
 from video.analysis import FrameAnalyser
 from video.analysis_processes import AnalysisProcesses
 from video.checks import Monitor, Thresholds
-from video.conversion import pixels, small_jpeg
+from video.conversion import picture, small_jpeg
 from video.detectors import available_detector
 from video.segmentation import available_segmenter
 
@@ -43,7 +43,7 @@ def in_threads(frames: list[tuple[float, Any]], workers: int, streams: int) -> f
 
     def run(stream: int) -> int:
         for at, frame in frames:
-            image = pixels(frame)
+            image = picture(frame)
             analysers[stream].observe(image, at)
             small_jpeg(image)
         return len(frames)

@@ -93,6 +93,7 @@ from benchmarks.observations import save_observations
 from benchmarks.vp8 import CLOCK, Vp8Link
 from video.analysis import FrameAnalyser
 from video.checks import Box, Check, FaceDetector, Frame, Monitor, Observation, Thresholds
+from video.conversion import picture
 from video.detectors import HaarFaces, available_detector
 from video.errors import VideoError
 
@@ -229,7 +230,7 @@ def run_offline(spec: ClipSpec) -> ClipResult:
                 continue
             calls = faces.calls if faces is not None else 0
             begun = time.perf_counter()
-            observation = analyser.observe(decoded.to_ndarray(format="bgr24").astype(np.uint8, copy=False), at)
+            observation = analyser.observe(picture(decoded), at)
             findings = analyser.judge(observation)
             analyse_wall += time.perf_counter() - begun
             kept.append(observation)

@@ -8,8 +8,8 @@ release the lock; the cheap checks around them cannot.
 
 So each analysis process holds the :class:`video.analysis.FrameAnalyser` of the streams given to it (their state
 goes from frame to frame, so a stream stays with its process) and its own models.  The ingest sends each analysed
-frame's ``yuv420p`` planes over a pipe (460 kB at 640x480, half the converted picture; rebuilt, they convert to the
-very same pixels, :func:`video.conversion.from_planes`) and gets back what it shows
+frame's ``yuv420p`` planes over a pipe (460 kB at 640x480, half the converted picture; converted there as the
+ingest's threads convert them, :func:`video.conversion.picture`) and gets back what it shows
 (:class:`video.checks.Observation`) and its small JPEG; the findings are judged on the event loop as before
 (:class:`video.checks.Monitor`), so a stream's findings and timeline do not depend on where it was analysed.
 

@@ -32,7 +32,7 @@ from engine.liveness import Source, Timeline
 from video.analysis import FrameAnalyser
 from video.analysis_processes import AnalysisProcesses, AnalysisSlot
 from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds
-from video.conversion import CLIP_SIZE, pixels, small_jpeg, to_jpeg
+from video.conversion import CLIP_SIZE, picture, small_jpeg, to_jpeg
 from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, StreamKey
 from video.reference_view import SCREEN_COVERAGE, ReferenceView, ViewWatch, compare_view, compare_views, followed
 from video.segmentation import PersonSegmenter
@@ -349,7 +349,7 @@ class StreamSession:
         due as evidence (:attr:`DeviceThresholds.screen_still_s`), the whole frame as a JPEG when a capture asks for
         it (``whole``: the approved view's still), and the comparison with the approved view when one is due
         (``screen-changed``)."""
-        image: Frame = pixels(frame)
+        image: Frame = picture(frame)
         findings = self._compare_view(image, at) if self.reference is not None else []
         captured = to_jpeg(image) if whole else None
         every = self.limits.screen_still_s
@@ -424,7 +424,7 @@ class StreamSession:
     def _observe(self, frame: VideoFrame, at: float, search: bool) -> tuple[Frame, Observation, bytes]:
         """In the executor, all at once: the frame converted (off the event loop, which must keep draining every
         stream's packets), what it shows, and its small JPEG."""
-        image: Frame = pixels(frame)
+        image: Frame = picture(frame)
         return image, self.analyser.observe(image, at, search), small_jpeg(image)
 
     async def _look(
@@ -459,7 +459,7 @@ class StreamSession:
             findings = self.monitor.feed(observation)
             if self.reference is not None and at - self.viewed_at >= self.limits.view_interval_s:
                 if image is None:
-                    image = await loop.run_in_executor(self.executor, pixels, frame)
+                    image = await loop.run_in_executor(self.executor, picture, frame)
                 findings += await loop.run_in_executor(self.executor, self._compare_view, image, at)
             self.thumbnail = small_frame
             if self.on_clip is not None or capturing:
@@ -475,7 +475,7 @@ class StreamSession:
                 snapshot = None
                 if finding.ended is None:
                     if image is None:
-                        image = await loop.run_in_executor(self.executor, pixels, frame)
+                        image = await loop.run_in_executor(self.executor, picture, frame)
                     snapshot = to_jpeg(image)
                 self.on_finding(self.key, finding, snapshot)
                 if finding.ended is None and self.on_clip is not None:

@@ -22,7 +22,7 @@ from av import VideoFrame
 from video.analysis import FrameAnalyser
 from video.analysis_processes import AnalysisProcesses, AnalysisUnavailableError
 from video.checks import Check, Finding, Monitor, Thresholds
-from video.conversion import pixels
+from video.conversion import picture
 from video.detectors import CenterFaces, available_detector
 from video.devices import StreamKey
 from video.ingest import Ingest, IngestSettings, StreamPolicy
@@ -82,7 +82,7 @@ async def test_a_process_sees_what_the_ingests_own_thread_sees(processes: Analys
         detector, _ = available_detector(MODELS_DIR)
         people, _ = available_segmenter(MODELS_DIR)
         here = FrameAnalyser(Monitor(Thresholds()), detector, people)
-        expected = [here.observe(pixels(frame), 100.0 + i / 2) for i, frame in enumerate(frames)]
+        expected = [here.observe(picture(frame), 100.0 + i / 2) for i, frame in enumerate(frames)]
     finally:
         cv2.setNumThreads(threads)
     slot = processes.slot(Thresholds(), 0.9, 2.4, 2.0)
