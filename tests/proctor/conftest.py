@@ -24,6 +24,7 @@ from proctor.database import create_database_engine, migrate
 from proctor.models import Arbiter, Platform, PlatformSecret
 from proctor.settings import Settings
 from proctor.signatures import new_secret, signed_headers
+from tests.proctor.redis_server import redis_server  # noqa: F401 - a fixture for the tests of the bus across processes
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
