@@ -16,10 +16,11 @@ from aiohttp import web
 from proctor.accounts import LoginLimit, PasswordPool
 from proctor.bus import InProcessBus
 from proctor.camera import Camera
-from proctor.context import CONTEXT, Context
+from proctor.context import CONTEXT, WEB_CONTEXT, Context
 from proctor.database import create_database_engine, migrate, normalise_url
 from proctor.deadlines import is_due
 from proctor.errors import ConfigurationError
+from proctor.forwarding import create_web_app
 from proctor.microphone import MICROPHONE, Microphone
 from proctor.redis_bus import RedisBus
 from proctor.request_limits import RequestLimit
@@ -27,6 +28,7 @@ from proctor.service import Service
 from proctor.settings import Settings
 from proctor.staging import Notice
 from proctor.wall_clock import now_ms
+from proctor.web.forwarded import forwarded_middleware, trusted_networks
 from proctor.web.routes import add_routes
 from proctor.web.status import error_middleware
 from proctor.writer import Writer
@@ -36,9 +38,13 @@ log = logging.getLogger("proctor")
 
 
 def create_app(settings: Settings) -> web.Application:
+    """The service's app, or with ``WRITER_URLS`` a web process's in front of it (proctor.forwarding)."""
+    if settings.writer_urls:
+        return create_web_app(settings)
     if settings.writer_lease and not normalise_url(settings.database_url).startswith("postgresql"):
         raise ConfigurationError("WRITER_LEASE needs PostgreSQL (a SQLite file is one process's)")
-    app = web.Application(client_max_size=256 * 1024, middlewares=[error_middleware])
+    networks = trusted_networks(settings.trusted_proxies)
+    app = web.Application(client_max_size=256 * 1024, middlewares=[error_middleware, forwarded_middleware(networks)])
     app.cleanup_ctx.append(_resources(settings))
     add_routes(app)
     return app
@@ -68,10 +74,11 @@ def _resources(settings: Settings) -> Any:
         microphone.start()
         app[MICROPHONE] = microphone
         passwords = PasswordPool(settings.login_hash_workers, settings.login_hash_queue)
-        app[CONTEXT] = Context(settings, engine, service, writer, bus, camera, passwords=passwords,
-                               login_limit=LoginLimit(attempts=settings.login_attempts),
-                               player_requests=RequestLimit(settings.player_requests_burst,
-                                                            settings.player_requests_per_minute))  # fmt: skip
+        app[CONTEXT] = app[WEB_CONTEXT] = Context(
+            settings, engine, bus, service=service, writer=writer, camera=camera, passwords=passwords,
+            login_limit=LoginLimit(attempts=settings.login_attempts),
+            player_requests=RequestLimit(settings.player_requests_burst, settings.player_requests_per_minute),
+        )  # fmt: skip
         timer = asyncio.create_task(_timers(app[CONTEXT]))
         log.info("proctor ready: %d game(s) loaded", len(service.games))
         yield

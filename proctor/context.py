@@ -19,12 +19,24 @@ from proctor.writer import Writer
 
 
 @dataclass
-class Context:
+class WebContext:
+    """What every web process holds, the service's own and a web process's that forwards to it
+    (proctor.forwarding): the settings, the database to read sessions from, the live stream's bus, and the
+    revocations that wake its open streams."""
+
     settings: Settings
     engine: Engine
+    bus: EventBus
+    revocations: Revocations = field(default_factory=Revocations)
+    """Wakes the open event streams when this process ends a session or a stream token (proctor.web.event_streams)."""
+
+
+@dataclass(kw_only=True)
+class Context(WebContext):
+    """The service's process: the games and everything else in memory, and the one writer."""
+
     service: Service
     writer: Writer
-    bus: EventBus
     camera: Any = None
     """proctor.camera.Camera: the players' streams (None until started)."""
     platforms_refreshed: float = 0.0
@@ -37,8 +49,9 @@ class Context:
     """One login try counted at a time in this process (the database orders the processes)."""
     player_requests: RequestLimit = field(default_factory=RequestLimit)
     """The limit on the requests a player's page posts, per stream token (proctor.request_limits)."""
-    revocations: Revocations = field(default_factory=Revocations)
-    """Wakes the open event streams when this process ends a session or a stream token (proctor.web.event_streams)."""
 
 
 CONTEXT = web.AppKey("context", Context)
+"""The service's process (absent in a web process)."""
+WEB_CONTEXT = web.AppKey("web_context", WebContext)
+"""Every web process: the service's own (the same object as :data:`CONTEXT`) or one that forwards to it."""

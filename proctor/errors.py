@@ -86,6 +86,20 @@ class DatabaseBusyError(ServiceError):
     code = "busy"
 
 
+class WriterUnavailableError(ServiceError):
+    """A web process found no service process to forward to (the standby taking over): nothing was sent, retry
+    (``retry_after_s``)."""
+
+    code = "writer-unavailable"
+
+
+class WriterLostError(ServiceError):
+    """The service process went away after a web process forwarded a request to it and before it answered: it may
+    or may not have been stored; retry it (a platform's delivery is stored once by its id)."""
+
+    code = "writer-lost"
+
+
 class StorageError(ServiceError):
     """The database could not store a change (the disk full, an I/O error): nothing was stored."""
 

@@ -843,6 +843,8 @@ REFUSED: Final[Mapping[str, Mapping[str, str]]] = {
         "code.conflict": "与当前状态冲突", "code.too-many-logins": "登录尝试过多，请稍后再试",
         "code.too-many-requests": "请求过多，请稍后再试", "code.busy": "服务器繁忙，请稍后再试",
         "code.storage": "存储暂不可用", "code.configuration": "服务器配置有误", "code.refused": "规则不允许此操作",
+        "code.writer-unavailable": "服务正在切换，此请求未送达，请稍后重试",
+        "code.writer-lost": "服务中断，此请求可能未保存，请重试",
         "code.authority": "你的角色无权执行此操作", "code.http": "请求有误", "code.internal": "服务器处理此请求失败",
         "code.error": "请求失败",
     },

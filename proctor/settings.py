@@ -46,6 +46,18 @@ class Settings:
     bus_url: str = ""
     """Redis (``redis://host:port/db``) for the live stream's bus across processes (proctor.redis_bus); empty: the
     bus stays in this process (the one-process default)."""
+    writer_urls: str = ""
+    """The service's processes, comma-separated (``http://writer-a:8080,http://writer-b:8080``: the active one and
+    its standby).  Set, this process is a web process (proctor.forwarding): it serves the pages and the desk's live
+    stream itself (the database, ``BUS_URL``'s bus) and forwards every other request to whichever of them answers
+    (the standby's port is closed until it holds the writer's lease).  Empty: this process is the service."""
+    writer_wait_s: float = 15.0
+    """How long a web process holds a request while no service process accepts it (a standby takes over about a
+    second after the active one dies); then 503 with ``Retry-After``."""
+    trusted_proxies: str = ""
+    """Addresses or networks (``10.0.0.0/8,192.168.1.5``) whose ``X-Forwarded-For``, ``-Proto`` and ``-Host`` are
+    believed: the reverse proxy in front, and the web processes in front of the service.  Empty: believed from
+    nobody (a client could otherwise pose as any address to the login limit)."""
     turn_ttl_s: int = 3600
     analysis_rate: float = 2.0
     """Frames analysed per second and stream."""

@@ -8,12 +8,17 @@ from typing import Any
 from aiohttp import web
 
 from proctor import errors
-from proctor.context import CONTEXT, Context
+from proctor.context import CONTEXT, WEB_CONTEXT, Context, WebContext
 from proctor.models import MAX_INTEGER
 
 
 def context_of(request: web.Request) -> Context:
     return request.app[CONTEXT]
+
+
+def web_context_of(request: web.Request) -> WebContext:
+    """What any web process holds (the database, the bus): for the handlers a web process serves itself."""
+    return request.app[WEB_CONTEXT]
 
 
 def path_id(request: web.Request, name: str) -> int:

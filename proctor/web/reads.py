@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from proctor.context import Context
+from proctor.context import WebContext
 
 
-async def read(context: Context, job: Any) -> Any:
+async def read(context: WebContext, job: Any) -> Any:
     """Run ``job(connection)`` off the event loop (replays, reports and exports read many rows)."""
 
     def run() -> Any:

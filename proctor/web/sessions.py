@@ -18,7 +18,7 @@ from proctor.context import Context
 from proctor.staging import Batch
 from proctor.time_zones import event_zone
 from proctor.wall_clock import now_ms
-from proctor.web.inputs import context_of, json_body, text_field
+from proctor.web.inputs import context_of, json_body, text_field, web_context_of
 from proctor.web.openapi import Route
 
 SESSION_COOKIE: Final = "proctor_session"
@@ -37,7 +37,7 @@ def arbiter(request: web.Request) -> Identity:
     401 without either; 403 for a missing CSRF token or a reviewer's change."""
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
-    context = context_of(request)
+    context = web_context_of(request)
     if scheme.lower() == "bearer" and token.strip():
         with context.engine.connect() as connection:
             who = find_arbiter(connection, token.strip())
@@ -75,7 +75,7 @@ def still_authorised(request: web.Request) -> Callable[[], str | None]:
     """What authorised a long request (the live stream), checked again: None while the bearer token still names an
     arbiter or the session is still open and unexpired, else why it ended."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    context = context_of(request)
+    context = web_context_of(request)
     if scheme.lower() == "bearer" and token.strip():
         bearer = token.strip()
 
@@ -101,7 +101,7 @@ async def post_session(request: web.Request) -> web.Response:
     context = context_of(request)
     body = await json_body(request)
     name, password = text_field(body, "name", True), text_field(body, "password", True)
-    address, limit = request.remote or "", context.login_limit
+    address, limit = request.remote or "", context.login_limit  # the client's, behind a trusted proxy
 
     def reserve(connection: Connection, _batch: Batch) -> int:
         return accounts.reserve_login(connection, limit, name, address, now_ms())

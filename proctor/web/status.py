@@ -28,6 +28,8 @@ STATUS: Final[dict[type[errors.ServiceError], int]] = {
     errors.ConfigurationError: 500,
     errors.DatabaseBusyError: 503,
     errors.StorageError: 503,
+    errors.WriterUnavailableError: 503,
+    errors.WriterLostError: 502,
 }
 
 

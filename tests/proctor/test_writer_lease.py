@@ -27,10 +27,12 @@ from tests.proctor.test_crash import PROCTOR, deliveries, free_port, post_all
 pytestmark = pytest.mark.slow
 
 
-def leased(database_url: str, port: int, log: Path) -> subprocess.Popen[bytes]:
+def leased(database_url: str, port: int, log: Path, **settings: str) -> subprocess.Popen[bytes]:
+    """``proctor serve`` holding (or waiting for) the writer's lease; ``settings``: more ``PROCTOR_*`` settings."""
     env = {**os.environ, "PROCTOR_DATABASE_URL": database_url, "PROCTOR_DEADLINE_GRACE_MS": "600000",
            "PROCTOR_WRITER_LEASE": "1", "PROCTOR_MODELS_DIR": str(log.parent / "models"),
-           "PROCTOR_MEDIA_DIR": str(log.parent / "media")}  # fmt: skip
+           "PROCTOR_MEDIA_DIR": str(log.parent / "media"),
+           **{f"PROCTOR_{name.upper()}": value for name, value in settings.items()}}  # fmt: skip
     out = open(log, "ab")  # noqa: SIM115 - handed to the child process
     return subprocess.Popen([str(PROCTOR), "serve", "--port", str(port)], env=env, stdout=out, stderr=out)
 
