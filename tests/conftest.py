@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.video.janus_server import janus_server  # noqa: F401 - a fixture for the tests of the SFU (issue 16)
+
 DATA = Path(__file__).parent / "data"
 
 
