@@ -34,6 +34,8 @@ from video.analysis_processes import AnalysisProcesses, AnalysisSlot
 from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds
 from video.conversion import CLIP_SIZE, picture, small_jpeg, to_jpeg
 from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, StreamKey
+from video.janus import JanusHandle
+from video.janus import subscribe as janus_subscribe
 from video.reference_view import SCREEN_COVERAGE, ReferenceView, ViewWatch, compare_view, compare_views, followed
 from video.segmentation import PersonSegmenter
 from video.voice import PlayerVoice
@@ -691,6 +693,42 @@ class Ingest:
         allocates nothing.  ``policy``: what this stream is checked against (the service's thresholds and every check
         without one), within the device's own checks (:data:`video.devices.DEVICE_CHECKS`).  An earlier stream of
         the same device is replaced; the player's other devices are not touched."""
+        pc, session = self._connection(player_ref, policy, device)
+        try:
+            await pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type=kind))
+            hears = device is Device.FRONT and any(t.kind == "audio" for t in pc.getTransceivers())
+            if hears:  # the page can play what an arbiter says to the player (video.voice)
+                pc.addTrack(self.voices.setdefault(player_ref, PlayerVoice()).outlet())
+            await pc.setLocalDescription(await pc.createAnswer())
+        except Exception as error:
+            await pc.close()
+            raise ValueError(f"the offer cannot be used: {error}") from None
+        if device is Device.FRONT and not hears and player_ref in self.voices:
+            self.voices[player_ref].detach()  # this page cannot play sound: no arbiter can speak to it
+        await self._install(pc, session)
+        description = pc.localDescription
+        assert description is not None
+        return description
+
+    async def subscribe(
+        self, player_ref: str, handle: JanusHandle, room: int, feed: int, policy: StreamPolicy | None = None,
+        device: Device = Device.FRONT,
+    ) -> None:  # fmt: skip
+        """Take a player's device from the SFU (the distributed mode, issue 16): subscribe to its ``feed`` in
+        Janus's ``room`` through ``handle`` (video.janus) and analyse it as a stream the player offered directly
+        (:meth:`answer`).  Janus's refusal raises :class:`video.janus.JanusError` and allocates nothing."""
+        pc, session = self._connection(player_ref, policy, device)
+        try:
+            await janus_subscribe(handle, pc, room, feed)
+        except BaseException:
+            await pc.close()
+            raise
+        await self._install(pc, session)
+
+    def _connection(
+        self, player_ref: str, policy: StreamPolicy | None, device: Device
+    ) -> tuple[RTCPeerConnection, StreamSession]:
+        """A new peer connection for a player's device and its stream session, its tracks going to the session."""
         pc = RTCPeerConnection(RTCConfiguration(iceServers=list(self.settings.ice_servers)))
         clip = self.settings.clip
         policy = policy or StreamPolicy(self.settings.thresholds)
@@ -717,20 +755,16 @@ class Ingest:
             if pc.connectionState in ("failed", "closed"):
                 await self._drop(key, pc)
 
-        try:
-            await pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type=kind))
-            hears = device is Device.FRONT and any(t.kind == "audio" for t in pc.getTransceivers())
-            if hears:  # the page can play what an arbiter says to the player (video.voice)
-                pc.addTrack(self.voices.setdefault(player_ref, PlayerVoice()).outlet())
-            await pc.setLocalDescription(await pc.createAnswer())
-        except Exception as error:
-            await pc.close()
-            raise ValueError(f"the offer cannot be used: {error}") from None
-        if self.processes is not None and device is not Device.SCREEN:  # before its first frame can arrive
+        return pc, session
+
+    async def _install(self, pc: RTCPeerConnection, session: StreamSession) -> None:
+        """The connection and its session become the device's stream (its analysis given a place before its first
+        frame can arrive); an earlier one of the same device is ended and replaced."""
+        key = session.key
+        if self.processes is not None and session.device is not Device.SCREEN:
+            thresholds = session.monitor.thresholds
             session.slot = self.processes.slot(thresholds, self.settings.face_interval_s,
                                                self.settings.still_interval_s, self.settings.rate)  # fmt: skip
-        if device is Device.FRONT and not hears and player_ref in self.voices:
-            self.voices[player_ref].detach()  # this page cannot play sound: no arbiter can speak to it
         previous = self.connections.get(key)
         replaced = self.sessions.get(key)
         self.connections[key] = pc
@@ -745,9 +779,6 @@ class Ingest:
                 replaced.slot.close()
         if previous is not None:
             await previous.close()
-        description = pc.localDescription
-        assert description is not None
-        return description
 
     async def _drop(self, key: StreamKey, pc: RTCPeerConnection) -> None:
         if self.connections.get(key) is pc:

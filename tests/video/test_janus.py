@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import fractions
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import aiohttp
@@ -17,7 +18,9 @@ from aiortc import MediaStreamTrack, RTCPeerConnection, VideoStreamTrack
 from av import VideoFrame
 
 from tests.video.janus_server import JanusServer
+from video.checks import Check, Finding
 from video.conversion import picture
+from video.ingest import Ingest, IngestSettings
 from video.janus import JanusAdmin, JanusError, create_room, janus_session, publish, subscribe
 
 pytestmark = pytest.mark.asyncio
@@ -97,3 +100,50 @@ async def test_a_published_stream_reaches_a_subscriber_through_janus_by_token(ja
                 task.cancel()
             await sender.close()
             await worker.close()
+
+
+class Covered(VideoStreamTrack):
+    """A camera with something over its lens: an even, nearly black picture, 15 frames a second."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    async def recv(self) -> VideoFrame:
+        await asyncio.sleep(1 / 15)
+        frame = VideoFrame.from_ndarray(np.full((480, 640, 3), 8, dtype=np.uint8), format="bgr24")
+        frame.pts, frame.time_base = self.count, fractions.Fraction(1, 15)
+        self.count += 1
+        return frame
+
+
+async def test_the_ingest_analyses_a_players_camera_taken_from_janus(janus_server: JanusServer) -> None:
+    token = secrets.token_hex(12)
+    raised: list[tuple[str, Finding]] = []
+    covered = asyncio.Event()
+
+    def on_finding(stream: Any, finding: Finding, _snapshot: bytes | None) -> None:
+        raised.append((stream, finding))
+        if finding.check is Check.COVERED and finding.ended is None:
+            covered.set()
+
+    with ThreadPoolExecutor(2) as executor:
+        ingest = Ingest(IngestSettings(), None, executor, on_finding)
+        ingest.start()
+        sender = RTCPeerConnection()
+        try:
+            async with aiohttp.ClientSession() as http:
+                await JanusAdmin(janus_server.admin_url, janus_server.admin_secret, http).add_token(token)
+                async with janus_session(janus_server.url, token, http) as session:
+                    player = await session.attach()
+                    await create_room(player, ROOM, secrets.token_hex(12))
+                    sender.addTrack(Covered())
+                    feed = await publish(player, sender, ROOM, "Wang Xiaoming")
+                    await ingest.subscribe("wang-xiaoming", await session.attach(), ROOM, feed)
+                    await asyncio.wait_for(covered.wait(), 20)  # covered_s (3 s) after the first frames
+                    stream = ingest.live("wang-xiaoming")
+                    assert stream is not None and stream.frames_received > 30
+                    assert [f.check for _, f in raised] == [Check.COVERED]
+        finally:
+            await sender.close()
+            await ingest.close()
