@@ -42,7 +42,15 @@ holds about 40 camera connections but only 8 or so players with microphones, and
 charged to the receiver.  Use ``--warmup 45`` with it: the microphones' 40 s sound rings fill first, which a 12 s step
 would read as memory climbing.
 
-Targets (issue 11): >= 20 streams at 15 fps and >= 40 at 5 fps with every check on.  Results depend on the CPU count
+Through the SFU (``--sfu``, issue 16): the benchmark starts Debian's Janus (``tests.video.janus_server``: token
+authentication on, the VideoRoom plugin only); each sender connection publishes to one room as a player's page would,
+and the receiver subscribes to each feed through Janus (``video.janus``, ``video.ingest.Ingest.subscribe``) as an
+analysis worker would, instead of taking the senders' offers.  Janus's own CPU is printed after each step.  ``--low``
+sends 320x240 at a third of the bitrate instead of 640x480: the low layer of the page's simulcast, which aiortc cannot
+send (a separate low stream stands in for it).
+
+Targets (issue 11): >= 20 streams at 15 fps and >= 40 at 5 fps with every check on; through the SFU at the low layer
+(issue 16): >= 40 analysed streams per worker process.  Results depend on the CPU count
 (printed).  Nothing here is a test.
 """
 
@@ -57,6 +65,7 @@ import math
 import multiprocessing
 import os
 import platform
+import secrets
 import statistics
 import subprocess
 import sys
@@ -71,6 +80,7 @@ from typing import Any
 
 import aiohttp
 import av
+import cv2
 import numpy as np
 from aiohttp import web
 from aiortc import (
@@ -88,11 +98,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run by hand f
 
 import video.analysis
 from tests.video.frames import composed, platform_screen, room_photo
+from tests.video.janus_server import JanusServer, start_janus
 from video.audio import MicrophoneSession
 from video.checks import Finding, Observation, Thresholds, observe
 from video.detectors import available_detector
 from video.devices import Device, StreamKey
 from video.ingest import Ingest, IngestSettings, StreamSession
+from video.janus import JanusAdmin, JanusSession, create_room, janus_session, publish
+from video.janus import subscribe as janus_subscribe
 from video.landmarks import available_face_mesh
 from video.reference_view import ReferenceView
 from video.segmentation import available_segmenter
@@ -110,17 +123,17 @@ SHARE = 0.9
 # The clip
 
 
-def compose_clip(folder: Path, fps: int, seconds: float, bitrate: int) -> Path:
+def compose_clip(folder: Path, fps: int, seconds: float, bitrate: int, size: tuple[int, int] = (WIDTH, HEIGHT)) -> Path:
     """Encode the scene to VP8 at ``fps``: 1 person swaying (3 px, about every 3 s) in a still room, with nobody in
     front of the camera for a short while.  A still room lets the models wait (``video.analysis``): a busier one
     costs up to the figures of a room where something always moves (the benchmark's detectors report says how often
     the models ran on the evaluation set's rooms)."""
     room = room_photo()
     rng = np.random.default_rng(7)
-    path = folder / f"clip-{fps}fps.webm"
+    path = folder / f"clip-{fps}fps-{size[0]}x{size[1]}.webm"
     with av.open(str(path), mode="w") as container:
         stream = container.add_stream("libvpx", rate=fps)
-        stream.width, stream.height, stream.pix_fmt = WIDTH, HEIGHT, "yuv420p"
+        stream.width, stream.height, stream.pix_fmt = size[0], size[1], "yuv420p"
         stream.bit_rate = bitrate
         stream.codec_context.gop_size = 2 * fps
         stream.codec_context.options = {"deadline": "realtime", "cpu-used": "8", "lag-in-frames": "0"}
@@ -132,6 +145,8 @@ def compose_clip(folder: Path, fps: int, seconds: float, bitrate: int) -> Path:
                 picture = composed(room, rng, sway, 1.0, replaced=False)
             else:
                 picture = (room + rng.normal(0, 2.5, room.shape)).clip(0, 255).astype(np.uint8)
+            if size != (WIDTH, HEIGHT):
+                picture = np.asarray(cv2.resize(picture, size, interpolation=cv2.INTER_AREA), dtype=np.uint8)
             frame = av.VideoFrame.from_ndarray(picture, format="bgr24")
             frame.pts = index
             frame.time_base = Fraction(1, fps)
@@ -145,6 +160,8 @@ def compose_clip(folder: Path, fps: int, seconds: float, bitrate: int) -> Path:
 SCREEN_SIZE, SCREEN_FPS, SCREEN_BITRATE = (1280, 720), 2, 600_000
 """The shared screen as the player's page sends it (``dashboard/js/player_devices.js``: 2 fps, 600 kbit/s)."""
 CAMERAS = ("front", "side")
+ROOM = 1
+"""The SFU's room the senders publish to (``--sfu``)."""
 
 
 def compose_screen(folder: Path, seconds: float) -> Path:
@@ -243,10 +260,11 @@ def cpu_seconds(pid: int | str = "self") -> float:
 
 
 async def send_main(url: str, clip_path: str, count: int, devices: list[str], screen_path: str | None,
-                    first: int = 0) -> None:  # fmt: skip
+                    first: int = 0, janus: str = "", janus_token: str = "") -> None:  # fmt: skip
     """Open ``count`` players' streams (a connection per device: ``front`` and ``side`` the camera clip, ``screen``
     the screen clip, ``audio`` the room's noise on the front connection), print a JSON line when they are connected,
-    and another when stdin closes."""
+    and another when stdin closes.  With ``janus``: each connection publishes to Janus's room, and the receiver is
+    told its feed."""
     clip = Clip.load(clip_path)
     screen = Clip.load(screen_path) if screen_path else None
     # aiortc encodes each sound frame (Opus, 50 a second per microphone) and packs each video frame in the loop's
@@ -256,7 +274,8 @@ async def send_main(url: str, clip_path: str, count: int, devices: list[str], sc
     connections: list[RTCPeerConnection] = []
     tracks: list[LoopedClip] = []
     limit = asyncio.Semaphore(8)
-    async with aiohttp.ClientSession() as http:
+    async with aiohttp.ClientSession() as http, contextlib.AsyncExitStack() as stack:
+        sfu = await stack.enter_async_context(janus_session(janus, janus_token, http)) if janus else None
 
         async def connect(index: int, device: str) -> None:
             async with limit:
@@ -269,9 +288,15 @@ async def send_main(url: str, clip_path: str, count: int, devices: list[str], sc
                 transceiver.setCodecPreferences(vp8)
                 if device == "front" and "audio" in devices:
                     pc.addTransceiver(RoomNoise(), direction="sendonly")
+                player = f"player-{index}"
+                if sfu is not None:  # published to the SFU; the receiver subscribes to the feed
+                    feed = await publish(await sfu.attach(), pc, ROOM, f"{player}/{device}")
+                    async with http.post(url, json={"player": player, "device": device, "feed": feed}) as response:
+                        response.raise_for_status()
+                    return
                 await pc.setLocalDescription(await pc.createOffer())
                 offer = pc.localDescription
-                body = {"sdp": offer.sdp, "type": offer.type, "player": f"player-{index}", "device": device}
+                body = {"sdp": offer.sdp, "type": offer.type, "player": player, "device": device}
                 async with http.post(url, json=body) as response:
                     response.raise_for_status()
                     answer = await response.json()
@@ -280,6 +305,12 @@ async def send_main(url: str, clip_path: str, count: int, devices: list[str], sc
         opened = [d for d in devices if d != "audio"]
         players = range(first, first + count)
         await asyncio.gather(*(connect(index, device) for index in players for device in opened))
+        await sending(connections, tracks)
+        await asyncio.gather(*(pc.close() for pc in connections), return_exceptions=True)
+
+
+async def sending(connections: list[RTCPeerConnection], tracks: list[LoopedClip]) -> None:
+    """Once connected, say so; send until stdin closes, then say at what rate and CPU."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and any(pc.connectionState != "connected" for pc in connections):
         await asyncio.sleep(0.1)
@@ -291,7 +322,6 @@ async def send_main(url: str, clip_path: str, count: int, devices: list[str], sc
     sent = sum(t.index for t in tracks) - sent_start
     cameras = max(len(tracks), 1)
     print(json.dumps({"fps": sent / elapsed / cameras, "cpu": (cpu_seconds() - cpu_start) / elapsed}), flush=True)
-    await asyncio.gather(*(pc.close() for pc in connections), return_exceptions=True)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -369,8 +399,10 @@ class Receiver:
     """Either the checks (Ingest) or bare aiortc decode, behind one signalling endpoint."""
 
     def __init__(self, mode: str, executor: ThreadPoolExecutor, clips: bool, devices: list[str],
-                 processes: int = 0) -> None:  # fmt: skip
+                 processes: int = 0, janus: JanusSession | None = None) -> None:  # fmt: skip
         self.mode = mode
+        self.janus = janus
+        """The SFU's session the streams are subscribed through (``--sfu``), or None: the senders offer."""
         self.devices = devices
         self.processes: Any = None
         self.microphones: list[MicrophoneSession] = []
@@ -443,6 +475,24 @@ class Receiver:
     async def answer(self, player: str, sdp: str, kind: str, device: str = "front") -> RTCSessionDescription:
         if self.ingest is not None:
             return await self.ingest.answer(player, sdp, kind, device=Device(device))
+        pc = self.draining(player, device)
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type=kind))
+        await pc.setLocalDescription(await pc.createAnswer())
+        description = pc.localDescription
+        assert description is not None
+        return description
+
+    async def take(self, player: str, feed: int, device: str = "front") -> None:
+        """Subscribe to a sender's feed through the SFU, as an analysis worker would."""
+        assert self.janus is not None
+        handle = await self.janus.attach()
+        if self.ingest is not None:
+            await self.ingest.subscribe(player, handle, ROOM, feed, device=Device(device))
+            return
+        await janus_subscribe(handle, self.draining(player, device), ROOM, feed)
+
+    def draining(self, player: str, device: str) -> RTCPeerConnection:
+        """A bare peer connection whose tracks are decoded and dropped, their frames counted."""
         pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
         name = f"{player}/{device}"
         self.bare[name] = pc
@@ -464,11 +514,7 @@ class Receiver:
             self.bare_tasks.add(task)
             task.add_done_callback(self.bare_tasks.discard)
 
-        await pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type=kind))
-        await pc.setLocalDescription(await pc.createAnswer())
-        description = pc.localDescription
-        assert description is not None
-        return description
+        return pc
 
     def searched(self) -> tuple[int, int]:
         """Analysed frames so far, and how many of them the models ran on (checkouts that count them)."""
@@ -517,6 +563,7 @@ class Step:
     slope: float = 0.0  # MB/min over the second half
     cpu: dict[str, float] = field(default_factory=dict)  # share of one CPU
     sender_cpu: float = 0.0
+    janus_cpu: float = math.nan  # share of one CPU (--sfu)
     findings: int = 0
     failures: list[str] = field(default_factory=list)
 
@@ -527,8 +574,11 @@ class Senders:
     connections each fill its event loop, and its cameras then fall behind, which would be charged to the
     receiver)."""
 
-    def __init__(self, url: str, clip: Path, screen: Path | None, devices: list[str], per_sender: int) -> None:
+    def __init__(self, url: str, clip: Path, screen: Path | None, devices: list[str], per_sender: int,
+                 janus: tuple[str, str] | None = None) -> None:  # fmt: skip
         self.url, self.clip, self.screen, self.devices, self.per_sender = url, clip, screen, devices, per_sender
+        self.janus = janus
+        """The SFU's URL and the senders' token (``--sfu``)."""
         self.processes: list[asyncio.subprocess.Process] = []
         self.counts: list[int] = []
 
@@ -541,6 +591,8 @@ class Senders:
                        str(count), "--first", str(first), "--devices", ",".join(self.devices)]  # fmt: skip
             if self.screen is not None:
                 command += ["--screen-clip", str(self.screen)]
+            if self.janus is not None:
+                command += ["--janus", self.janus[0], "--janus-token", self.janus[1]]
             process = await asyncio.create_subprocess_exec(*command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             self.processes.append(process)
             self.counts.append(count)
@@ -587,10 +639,34 @@ class Bench:
         self.executor = ThreadPoolExecutor(args.threads, "proctor-video")
         self.url = ""
         self.runner: web.AppRunner | None = None
+        self.janus: JanusServer | None = None
+        """The SFU (``--sfu``), and the tokens of the senders and of the receiver."""
+        self.tokens = ("", "")
+        self.http: aiohttp.ClientSession | None = None
+
+    async def start_sfu(self, folder: Path) -> None:
+        """Janus with its room, and a token each for the senders and the receiver (its admin API)."""
+        self.janus = await asyncio.to_thread(start_janus, folder)
+        self.http = aiohttp.ClientSession()
+        self.tokens = (secrets.token_hex(12), secrets.token_hex(12))
+        admin = JanusAdmin(self.janus.admin_url, self.janus.admin_secret, self.http)
+        for token in self.tokens:
+            await admin.add_token(token)
+        async with janus_session(self.janus.url, self.tokens[1], self.http) as session:
+            await create_room(await session.attach(), ROOM, secrets.token_hex(12), publishers=1000)
+
+    async def stop_sfu(self) -> None:
+        if self.http is not None:
+            await self.http.close()
+        if self.janus is not None:
+            self.janus.stop()
 
     async def offer(self, request: web.Request) -> web.Response:
         body = await request.json()
         assert self.receiver is not None
+        if "feed" in body:
+            await self.receiver.take(body["player"], int(body["feed"]), body.get("device", "front"))
+            return web.json_response({"subscribed": True})
         answer = await self.receiver.answer(body["player"], body["sdp"], body["type"], body.get("device", "front"))
         return web.json_response({"sdp": answer.sdp, "type": answer.type})
 
@@ -618,8 +694,15 @@ class Bench:
     async def step(self, mode: str, fps: int, streams: int, seconds: float) -> Step:
         global recording  # noqa: PLW0603
         result = Step(mode, fps, streams, cameras=self.cameras)
-        self.receiver = receiver = Receiver(mode, self.executor, self.args.clips, self.devices, self.args.processes)
-        senders = Senders(self.url, self.clips[fps], self.screen, self.devices, self.args.per_sender)
+        sfu: JanusSession | None = None
+        if self.janus is not None and self.http is not None:
+            sfu = JanusSession(self.janus.url, self.tokens[1], self.http)
+            await sfu.create()
+        self.receiver = receiver = Receiver(mode, self.executor, self.args.clips, self.devices, self.args.processes,
+                                            sfu)  # fmt: skip
+        janus = (self.janus.url, self.tokens[0]) if self.janus is not None else None
+        senders = Senders(self.url, self.clips[fps], self.screen, self.devices, self.args.per_sender, janus)
+        janus_pid = self.janus.process.pid if self.janus is not None and self.janus.process is not None else None
         try:
             result.connected = await senders.start(streams)
             await asyncio.sleep(self.args.warmup)
@@ -627,18 +710,23 @@ class Bench:
             recording = True
             start, start_frames, start_cpu = time.time(), receiver.received(), thread_cpu()
             start_searched = receiver.searched()
+            janus_start = cpu_seconds(janus_pid) if janus_pid is not None else math.nan
             samples = await self.sample(receiver, start, seconds)
             recording = False
             end_frames, end_cpu = receiver.received(), thread_cpu()
             analysed, searched = (end - begun for end, begun in zip(receiver.searched(), start_searched, strict=True))
             result.models = searched / analysed if analysed and searched else math.nan
             result.seconds = time.time() - start
+            if janus_pid is not None:
+                result.janus_cpu = (cpu_seconds(janus_pid) - janus_start) / result.seconds
             result.findings = receiver.findings
             result.sent, result.sender_cpu = await senders.finish()
         finally:
             recording = False
             await senders.stop()
             await receiver.close()
+            if sfu is not None:
+                await sfu.destroy()
             self.receiver = None
         rates = [(end_frames.get(ref, 0) - start_frames.get(ref, 0)) / result.seconds for ref in end_frames]
         rates += [0.0] * (streams * self.cameras - len(rates))
@@ -707,12 +795,15 @@ def row(step: Step) -> str:
             f"{fmt(step.p99 * 1000, '7.0f'):>7} {fmt(step.max * 1000, '7.0f'):>7} {analysed} "
             f"{fmt(step.models * 100, '3.0f'):>3}% {step.received:5.1f} "
             f"{step.slowest:5.1f} {fmt(step.sent, '5.1f'):>5} {step.rss_end:7.0f} {step.slope:7.1f} {cpu:>21} "
-            f"{fmt(step.sender_cpu, '5.0%'):>5} {','.join(step.failures) or 'ok':>8}")  # fmt: skip
+            f"{fmt(step.sender_cpu, '5.0%'):>5} {','.join(step.failures) or 'ok':>8}"
+            + (f"  Janus {step.janus_cpu:.0%}" if not math.isnan(step.janus_cpu) else ""))  # fmt: skip
 
 
 async def receive_main(args: argparse.Namespace, clips: dict[int, Path], screen: Path | None) -> None:
     bench = Bench(args, clips, screen)
     await bench.serve()
+    if args.sfu:
+        await bench.start_sfu(Path(args.sfu_folder))
     best: dict[tuple[str, int], int] = {}
     passed: dict[tuple[str, int], Step] = {}
     unbounded: set[tuple[str, int]] = set()  # never failed: the limit lies above the last step tried
@@ -736,6 +827,7 @@ async def receive_main(args: argparse.Namespace, clips: dict[int, Path], screen:
                 print(row(step) + f"   <- memory run, {args.memory_seconds:.0f} s", flush=True)
     finally:
         bench.executor.shutdown(wait=False, cancel_futures=True)
+        await bench.stop_sfu()
         if bench.runner is not None:
             await bench.runner.cleanup()
     summarise(args, best, passed, unbounded, memory)
@@ -780,7 +872,7 @@ def summarise(args: argparse.Namespace, best: dict[tuple[str, int], int], passed
           f"{', '.join(map(str, args.steps))})")  # fmt: skip
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="short steps, coarse counts, a short memory run")
     parser.add_argument("--seconds", type=float, help="measured seconds per step (default 12, quick 5)")
@@ -803,17 +895,40 @@ def main() -> None:
     parser.add_argument("--devices", default="front",
                         help="each player's devices: front (default), or the whole set front,side,screen,audio "
                              "(issue 15; the counts are then players)")  # fmt: skip
+    parser.add_argument(
+        "--sfu",
+        action="store_true",
+        help="through Debian's Janus (started here): senders publish, the receiver subscribes",
+    )
+    parser.add_argument(
+        "--low", action="store_true", help="320x240 at a third of the bitrate: the low layer of the page's simulcast"
+    )
     parser.add_argument("--send", help=argparse.SUPPRESS)
+    parser.add_argument("--janus", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--janus-token", default="", help=argparse.SUPPRESS)
     parser.add_argument("--screen-clip", help=argparse.SUPPRESS)
     parser.add_argument("--first", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--per-sender", type=int,
                         help="players per sender process (default: all in one; 4 with the whole set)")  # fmt: skip
     parser.add_argument("--clip", help=argparse.SUPPRESS)
     parser.add_argument("--streams", type=int, default=1, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments()
     if args.send:
         asyncio.run(
-            send_main(args.send, args.clip, args.streams, args.devices.split(","), args.screen_clip, args.first)
+            send_main(
+                args.send,
+                args.clip,
+                args.streams,
+                args.devices.split(","),
+                args.screen_clip,
+                args.first,
+                args.janus,
+                args.janus_token,
+            )
         )
         return
     if args.per_sender is None:
@@ -828,18 +943,23 @@ def main() -> None:
     print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; aiortc "
           f"{__import__('aiortc').__version__}, PyAV {av.__version__}; {note}; analysis rate {RATE:g}/s per stream, "
           f"{args.threads} analysis threads, {args.processes} analysis processes; devices {args.devices}; "
-          f"evidence clips {'on' if args.clips else 'off'}")  # fmt: skip
+          f"evidence clips {'on' if args.clips else 'off'}; "
+          f"{'through Janus (the SFU)' if args.sfu else 'direct (no SFU)'}")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         started = time.monotonic()
-        clips = {fps: compose_clip(Path(folder), fps, args.clip_seconds, args.bitrate) for fps in args.fps}
+        size, bitrate = ((WIDTH // 2, HEIGHT // 2), args.bitrate // 3) if args.low else ((WIDTH, HEIGHT), args.bitrate)
+        clips = {fps: compose_clip(Path(folder), fps, args.clip_seconds, bitrate, size) for fps in args.fps}
         sizes = ", ".join(f"{fps} fps {clips[fps].stat().st_size * 8 / args.clip_seconds / 1000:.0f} kbit/s"
                           for fps in args.fps)  # fmt: skip
         screen = compose_screen(Path(folder), args.clip_seconds) if "screen" in args.devices.split(",") else None
         if screen is not None:
             sizes += (f"; screen {SCREEN_SIZE[0]}x{SCREEN_SIZE[1]} {SCREEN_FPS} fps "
                       f"{screen.stat().st_size * 8 / args.clip_seconds / 1000:.0f} kbit/s")  # fmt: skip
-        print(f"clip: {WIDTH}x{HEIGHT} VP8, {args.clip_seconds:g} s ({sizes}), composed in "
+        print(f"clip: {size[0]}x{size[1]} VP8, {args.clip_seconds:g} s ({sizes}), composed in "
               f"{time.monotonic() - started:.1f} s")  # fmt: skip
+        if args.sfu:
+            args.sfu_folder = str(Path(folder) / "janus")
+            Path(args.sfu_folder).mkdir()
         asyncio.run(receive_main(args, clips, screen))
 
 

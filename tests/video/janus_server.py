@@ -91,6 +91,13 @@ class JanusServer:
             self.process = None
 
 
+def start_janus(folder: Path) -> JanusServer:
+    """A Janus started with its configuration in ``folder`` (the caller stops it)."""
+    server = JanusServer(folder, _free_port(), _free_port(), secrets.token_hex(16))
+    server.start()
+    return server
+
+
 @pytest.fixture
 def janus_server(tmp_path: Path) -> Iterator[JanusServer]:
     if shutil.which("janus") is None:
@@ -99,8 +106,7 @@ def janus_server(tmp_path: Path) -> Iterator[JanusServer]:
         pytest.skip("Debian's janus is missing (.ci/run installs it)")
     folder = tmp_path / "janus"
     folder.mkdir()
-    server = JanusServer(folder, _free_port(), _free_port(), secrets.token_hex(16))
-    server.start()
+    server = start_janus(folder)
     try:
         yield server
     finally:
