@@ -40,18 +40,21 @@ def add_arbiter(database_url: str, token: str) -> None:
     engine.dispose()
 
 
+async def service_behind_a_web_process(settings: Settings, aiohttp_client: Any) -> tuple[Any, Any]:
+    """The service's app, and a web process's app forwarding to it (each with its test client)."""
+    service = await aiohttp_client(create_app(settings))
+    front = create_app(Settings(database_url=settings.database_url, bus_url=settings.bus_url,
+                                writer_urls=f"http://127.0.0.1:{service.port}"))  # fmt: skip
+    return service, await aiohttp_client(front)
+
+
 @pytest.mark.asyncio
 async def test_deliveries_and_reads_go_through_a_web_process_and_its_desk_stream_hears_them(
     settings: Settings, aiohttp_client: Any
 ) -> None:
     secret = register_platform(settings.database_url)
     add_arbiter(settings.database_url, "li")
-    service = await aiohttp_client(create_app(settings))
-    front: web.Application = create_app(
-        Settings(database_url=settings.database_url, bus_url=settings.bus_url,
-                 writer_urls=f"http://127.0.0.1:{service.port}")
-    )  # fmt: skip
-    web_process = await aiohttp_client(front)
+    service, web_process = await service_behind_a_web_process(settings, aiohttp_client)
     desk = await web_process.get("/api/v1/stream", headers={"Authorization": "Bearer li"})
     assert desk.status == 200 and desk.headers["Content-Type"] == "text/event-stream"
     assert (await asyncio.wait_for(desk.content.readline(), 10)).startswith(b": connected")
@@ -167,10 +170,7 @@ async def test_a_players_event_stream_is_forwarded_live_and_an_arbiters_message_
 ) -> None:
     secret = register_platform(settings.database_url)
     add_arbiter(settings.database_url, "li")
-    service = await aiohttp_client(create_app(settings))
-    front = create_app(Settings(database_url=settings.database_url, bus_url=settings.bus_url,
-                                writer_urls=f"http://127.0.0.1:{service.port}"))  # fmt: skip
-    web_process = await aiohttp_client(front)
+    _, web_process = await service_behind_a_web_process(settings, aiohttp_client)
     await seat(Platformer(web_process, "tourney", secret), "m-1")
     arbiter = {"Authorization": "Bearer li"}
     issued = await web_process.post("/api/v1/players/m-1/stream-token", headers=arbiter)

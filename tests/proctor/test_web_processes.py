@@ -19,17 +19,12 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from sqlalchemy import func, select
-from sqlmodel import col
 
-from proctor.database import create_database_engine
-from proctor.models import FeedDelivery
-from proctor.settings import Settings
 from tests.proctor.conftest import register_platform
 from tests.proctor.redis_server import RedisServer
 from tests.proctor.test_crash import deliveries, free_port, post_all
 from tests.proctor.test_forwarding import add_arbiter
-from tests.proctor.test_writer_lease import leased, listening, wait_listening
+from tests.proctor.test_writer_lease import assert_stored_once, leased, listening, stop_all, wait_listening
 
 pytestmark = pytest.mark.slow
 
@@ -126,19 +121,8 @@ def test_web_processes_forward_to_the_standby_when_the_writer_is_killed_and_the_
         assert games == {webhook_id.rsplit("-", 1)[0] for webhook_id, _ in items}, games
         assert any(at < outcome.back for at, _ in outcome.heard) and any(at > outcome.back for at, _ in outcome.heard)
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-    engine = create_database_engine(Settings(database_url=database_url))
-    with engine.connect() as connection:
-        stored = connection.execute(select(col(FeedDelivery.webhook_id))).scalars().all()
-        assert sorted(stored) == sorted(webhook_id for webhook_id, _ in items)  # each exactly once
-        assert connection.execute(select(func.count()).select_from(FeedDelivery)).scalar_one() == len(items)
-    engine.dispose()
+        stop_all(processes)
+    assert_stored_once(database_url, items)
     assert "after" in (tmp_path / "standby.log").read_text()  # "writer's lease taken after N s as the standby"
     logs = "".join((tmp_path / f"web-{port}.log").read_text() for port in web_ports)
     assert f"forwarding to http://127.0.0.1:{standby_port}" in logs

@@ -82,20 +82,30 @@ def test_the_standby_takes_over_within_10_s_when_the_writer_is_killed_mid_burst(
         retried = asyncio.run(post_all(standby_port, secret, pending, kill_after=None, process=None))
         assert acknowledged | retried == {webhook_id for webhook_id, _ in items}
     finally:
-        for process in (active, standby):
-            if process is not None and process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+        stop_all([process for process in (active, standby) if process is not None])
+    assert_stored_once(database_url, items)
+    assert "after" in (tmp_path / "standby.log").read_text()  # "writer's lease taken after N s as the standby"
+
+
+def stop_all(processes: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to those still running (SIGKILL to any that does not end within 20 s)."""
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def assert_stored_once(database_url: str, items: list[tuple[str, bytes]]) -> None:
+    """Every delivery of the burst stored, each exactly once."""
     engine = create_database_engine(Settings(database_url=database_url))
     with engine.connect() as connection:
         stored = connection.execute(select(col(FeedDelivery.webhook_id))).scalars().all()
-        assert sorted(stored) == sorted(webhook_id for webhook_id, _ in items)  # each exactly once
+        assert sorted(stored) == sorted(webhook_id for webhook_id, _ in items)
         assert connection.execute(select(func.count()).select_from(FeedDelivery)).scalar_one() == len(items)
     engine.dispose()
-    assert "after" in (tmp_path / "standby.log").read_text()  # "writer's lease taken after N s as the standby"
 
 
 def test_the_lease_is_refused_on_sqlite(tmp_path: Path) -> None:
