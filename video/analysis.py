@@ -150,8 +150,8 @@ class FrameAnalyser:
     last_faces: tuple[Box, ...] = ()
     last_mask: NDArray[np.float32] | None = None
     last_bands: Bands | None = None
-    """The picture's detail bands (the blur check's, :func:`video.checks.detail_bands`: four Gaussian blurs, the
-    dearest of the cheap checks), measured when the models run and at least every :data:`BANDS_INTERVAL_S`, and
+    """The picture's detail bands (the blur check's, :func:`video.checks.detail_bands`: four Gaussian blurs, among
+    the dearest of the cheap checks), measured when the models run and at least every :data:`BANDS_INTERVAL_S`, and
     reused between (the blur check is judged over seconds)..."""
     bands_at: float = float("-inf")
     """...and when they were measured (the edge halo, :func:`video.checks.edge_halo`, with them)."""

@@ -518,12 +518,13 @@ def grid_shape(frame: Frame) -> tuple[int, int]:
 
 
 def detail_bands(grey: Frame, shape: tuple[int, int]) -> Bands:
-    """Per cell of the grid ``shape``, at half the frame's size: the picture's detail in a fine band and in a coarse
-    band (the mean absolute difference of Gaussians of sigma 1 and 2, and of 4 and 8, at 320x240).  A picture's fine
+    """Per cell of the grid ``shape``: the picture's detail in a fine band and in a coarse band (the mean absolute
+    difference of Gaussians of sigma 1 and 2 at 320x240, and of 2 and 4 cells on the grid: 4 and 8 pixels at
+    320x240).  A picture's fine
     detail over its coarse detail stays about the same at every contrast (0.3-0.65 for a webcam's room at these
     bitrates); a blur of sigma 8-16 px at 640x480 takes the fine band away and leaves the coarse one (0.12-0.2).  A
-    plain wall has little of either and is not judged.  Four Gaussian blurs: the dearest of the cheap checks, which
-    :class:`video.analysis.FrameAnalyser` computes only on the frames the models run on and reuses between them."""
+    plain wall has little of either and is not judged.  Four Gaussian blurs, still among the dearest of the cheap
+    checks, which :class:`video.analysis.FrameAnalyser` measures about once a second and reuses between."""
     return _bands(_half(grey, shape), shape)
 
 
