@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from yarl import URL
 from proctor.forwarding import writer_urls
 from proctor.settings import Settings
 from proctor.web.forwarded import trusted_networks
+from tests.programs import require_program
 
 COMPOSE = Path(__file__).resolve().parent.parent / "docker" / "compose.yaml"
 DOCKERFILE = Path(__file__).resolve().parent.parent / "docker" / "Dockerfile"
@@ -30,10 +30,7 @@ SECRET = "0123456789abcdef" * 4
 
 @pytest.fixture(scope="module")
 def stack() -> dict[str, Any]:
-    if shutil.which("docker-compose") is None:
-        if os.environ.get("CI"):  # CI installs it: there the test must run, never pass by skipping
-            pytest.fail("Debian's docker-compose is missing (.ci/run installs it)")
-        pytest.skip("Debian's docker-compose is missing (.ci/run installs it)")
+    require_program("docker-compose", "docker-compose")
     env = {**os.environ, "TURN_SECRET": SECRET, "PUBLIC_HOST": "desk.example.org"}
     run = subprocess.run(["docker-compose", "-f", str(COMPOSE), "config"], capture_output=True, text=True, env=env,
                          timeout=60, check=False)  # fmt: skip
@@ -58,8 +55,7 @@ def settings_of(service: dict[str, Any]) -> Settings:
 
 
 def test_without_the_secret_the_stack_is_refused() -> None:
-    if shutil.which("docker-compose") is None:
-        pytest.skip("Debian's docker-compose is missing (.ci/run installs it)")
+    require_program("docker-compose", "docker-compose")
     env = {key: value for key, value in os.environ.items() if key != "TURN_SECRET"}
     run = subprocess.run(["docker-compose", "-f", str(COMPOSE), "config"], capture_output=True, text=True, env=env,
                          timeout=60, check=False)  # fmt: skip

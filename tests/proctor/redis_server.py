@@ -3,8 +3,6 @@ fails under CI when it is missing (.ci/run installs it) and is skipped elsewhere
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import subprocess
 import time
@@ -13,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import redis
+
+from tests.programs import require_program
 
 
 class RedisServer:
@@ -52,10 +52,7 @@ class RedisServer:
 
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CI"):  # CI installs it: there the test must run, never pass by skipping
-            pytest.fail("Debian's redis-server is missing (.ci/run installs it)")
-        pytest.skip("Debian's redis-server is missing (.ci/run installs it)")
+    require_program("redis-server", "redis-server")
     server = RedisServer(tmp_path)
     server.start()
     try:

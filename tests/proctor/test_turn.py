@@ -7,8 +7,6 @@ through coturn.  Credentials the service did not mint are refused by coturn."""
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import socket
 import subprocess
 import time
@@ -23,6 +21,7 @@ from aiortc.rtcconfiguration import RTCIceTransportPolicy
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context
 from tests.proctor.test_camera import issue_token
+from tests.programs import require_program
 from tests.video.tracks import MovingPicture
 
 pytestmark = pytest.mark.asyncio
@@ -40,10 +39,7 @@ def free_port() -> int:
 def turn_port(tmp_path: Path) -> Iterator[int]:
     """coturn on 127.0.0.1 (TCP and UDP on one port), TURN REST auth, loopback peers allowed (the service is on
     loopback here), relays from a small port range; stopped after the test."""
-    if shutil.which("turnserver") is None:
-        if os.environ.get("CI"):  # CI installs it: there the test must run, never pass by skipping
-            pytest.fail("Debian's coturn is missing (.ci/run installs it)")
-        pytest.skip("Debian's coturn is missing (.ci/run installs it)")
+    require_program("turnserver", "coturn")
     port, low = free_port(), 40_000 + free_port() % 20_000
     process = subprocess.Popen(
         ["turnserver", "-n", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", f"--listening-port={port}",
