@@ -5,6 +5,7 @@ refused while the lock was held (503, Retry-After) are taken when the platform s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import subprocess
 import sys
@@ -28,8 +29,11 @@ database_url = proctor_fixtures.database_url
 pytestmark = pytest.mark.slow
 
 
-async def post_while_locked(port: int, secret: str, items: list[tuple[str, bytes]]) -> tuple[set[str], list[int]]:
-    """Post the items at once; the acknowledged webhook-ids and every status seen (0: no answer)."""
+async def post_while_locked(
+    port: int, secret: str, items: list[tuple[str, bytes]], refused: asyncio.Event
+) -> tuple[set[str], list[int]]:
+    """Post the items at once; the acknowledged webhook-ids and every status seen (0: no answer). `refused` is set at
+    the first 503."""
     acknowledged: set[str] = set()
     statuses: list[int] = []
 
@@ -41,6 +45,8 @@ async def post_while_locked(port: int, secret: str, items: list[tuple[str, bytes
             ) as response:
                 await response.read()
                 statuses.append(response.status)
+                if response.status == 503:
+                    refused.set()
                 if 200 <= response.status < 300:
                     acknowledged.add(webhook_id)
         except aiohttp.ClientError:
@@ -69,8 +75,12 @@ def test_sigkill_while_another_process_holds_the_write_lock_loses_nothing_acknow
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
 
         async def burst_then_kill() -> tuple[set[str], list[int]]:
-            posting = asyncio.create_task(post_while_locked(port, secret, items[third : 2 * third]))
-            await asyncio.sleep(4.5)  # past the busy timeout: the first are refused 503, the rest wait
+            refused = asyncio.Event()
+            posting = asyncio.create_task(post_while_locked(port, secret, items[third : 2 * third], refused))
+            # Past the busy timeout (3 s) the first are refused 503 and the rest wait; the kill comes at the first
+            # refusal (a loaded machine answers later than the timeout), or after 15 s when none came.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(refused.wait(), timeout=15)
             server.send_signal(signal.SIGKILL)
             return await posting
 
