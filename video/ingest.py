@@ -712,14 +712,14 @@ class Ingest:
 
     async def subscribe(
         self, player_ref: str, handle: JanusHandle, room: int, feed: int, policy: StreamPolicy | None = None,
-        device: Device = Device.FRONT,
+        device: Device = Device.FRONT, pin: str = "",
     ) -> None:  # fmt: skip
         """Take a player's device from the SFU (the distributed mode, issue 16): subscribe to its ``feed`` in
         Janus's ``room`` through ``handle`` (video.janus) and analyse it as a stream the player offered directly
         (:meth:`answer`).  Janus's refusal raises :class:`video.janus.JanusError` and allocates nothing."""
         pc, session = self._connection(player_ref, policy, device)
         try:
-            await janus_subscribe(handle, pc, room, feed)
+            await janus_subscribe(handle, pc, room, feed, pin)
         except BaseException:
             await pc.close()
             raise
@@ -787,6 +787,21 @@ class Ingest:
             if session is not None and session.closed_at is None:
                 session.closed_at = time.time()
         await pc.close()
+
+    async def release(self, player_ref: str, device: Device) -> bool:
+        """Stop taking this stream, silently: no finding is raised (another analysis worker takes it over, or its
+        publisher changed; the distributed mode).  False when the device has no stream here."""
+        key = StreamKey(player_ref, device)
+        session = self.sessions.pop(key, None)
+        pc = self.connections.pop(key, None)
+        if session is not None:
+            for task in list(session.tasks):
+                task.cancel()
+            if session.slot is not None:
+                session.slot.close()
+        if pc is not None:
+            await pc.close()
+        return session is not None
 
     def grant_leave(self, player_ref: str, until: float) -> None:
         """The player may be away until ``until`` (seconds): the left-area check stays quiet, on this player's

@@ -103,6 +103,7 @@ class JanusHandle:
                     return _checked(event, "event")
 
     async def detach(self) -> None:
+        self.session.handles.pop(self.id, None)
         with contextlib.suppress(JanusError, aiohttp.ClientError):
             await self.session.post(self.url, {"janus": "detach"})
 
@@ -170,20 +171,25 @@ async def janus_session(root: str, token: str, http: aiohttp.ClientSession) -> A
         await session.destroy()
 
 
-async def create_room(handle: JanusHandle, room: int, secret: str, publishers: int = 16) -> None:
-    """A VideoRoom for ``publishers`` streams (VP8, no recording), changeable only with ``secret``; an existing one is
-    left as it is."""
+async def create_room(handle: JanusHandle, room: int, secret: str, publishers: int = 16, pin: str = "") -> None:
+    """A VideoRoom for ``publishers`` streams (VP8, no recording), changeable only with ``secret`` and joined only
+    with ``pin`` (if given); an existing one is left as it is."""
     exists = await handle.request({"request": "exists", "room": room})
     if exists.get("exists"):
         return
     await handle.request({"request": "create", "room": room, "secret": secret, "publishers": publishers,
                           "videocodec": "vp8", "audiocodec": "opus", "record": False,
-                          "notify_joining": False})  # fmt: skip
+                          "notify_joining": False, **_pin(pin)})  # fmt: skip
 
 
-async def publish(handle: JanusHandle, pc: RTCPeerConnection, room: int, display: str) -> int:
+def _pin(pin: str) -> dict[str, str]:
+    return {"pin": pin} if pin else {}
+
+
+async def publish(handle: JanusHandle, pc: RTCPeerConnection, room: int, display: str, pin: str = "") -> int:
     """Publish ``pc``'s tracks in ``room`` (as a player's page does); returns the feed's id."""
-    joined = await handle.message({"request": "join", "ptype": "publisher", "room": room, "display": display})
+    joined = await handle.message({"request": "join", "ptype": "publisher", "room": room, "display": display,
+                                   **_pin(pin)})  # fmt: skip
     feed = int(joined["plugindata"]["data"]["id"])
     await pc.setLocalDescription(await pc.createOffer())
     local = pc.localDescription
@@ -200,10 +206,10 @@ async def publish(handle: JanusHandle, pc: RTCPeerConnection, room: int, display
             await asyncio.sleep(0.1)
 
 
-async def subscribe(handle: JanusHandle, pc: RTCPeerConnection, room: int, feed: int) -> None:
+async def subscribe(handle: JanusHandle, pc: RTCPeerConnection, room: int, feed: int, pin: str = "") -> None:
     """Receive ``feed`` on ``pc`` (an analysis worker's, an arbiter's): Janus offers, ``pc`` answers."""
     offered = await handle.message({"request": "join", "ptype": "subscriber", "room": room,
-                                    "streams": [{"feed": feed}]})  # fmt: skip
+                                    "streams": [{"feed": feed}], **_pin(pin)})  # fmt: skip
     jsep = offered["jsep"]
     await pc.setRemoteDescription(RTCSessionDescription(sdp=jsep["sdp"], type=jsep["type"]))
     await pc.setLocalDescription(await pc.createAnswer())
