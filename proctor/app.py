@@ -70,6 +70,8 @@ def _resources(settings: Settings) -> Any:
         writer.start()
         camera = Camera(settings, service, writer)
         camera.start()
+        if settings.janus_url:  # the distributed mode: the pages publish to Janus, workers analyse (issue 16)
+            await camera.start_rooms()
         microphone = Microphone(camera)  # the front streams' audio (issue 15; proctor.microphone)
         microphone.start()
         app[MICROPHONE] = microphone

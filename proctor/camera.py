@@ -49,11 +49,26 @@ from sqlmodel import col
 from engine.penalties import Role
 from proctor.accounts import Identity, token_hash
 from proctor.assignments import require_assigned_to_player
+from proctor.camera_records import (
+    CLIP_PREFIX,
+    DETECTOR_SOURCE,
+    ENDED_PREFIX,
+    clip_attached,
+    ended_noted,
+    recorded_incident,
+)
 from proctor.camera_roster import StreamSnapshot
 from proctor.ear_checks import ARTICLE as EAR_ARTICLE
 from proctor.ear_checks import SECONDS as EAR_CHECK_SECONDS
 from proctor.ear_checks import DueCheck, EarCheckPolicy, EarCheckScheduler
-from proctor.errors import BadRequestError, ConflictError, ExpiredError, NotFoundError, UnauthorizedError
+from proctor.errors import (
+    BadRequestError,
+    ConfigurationError,
+    ConflictError,
+    ExpiredError,
+    NotFoundError,
+    UnauthorizedError,
+)
 from proctor.events import CHECKS, PolicySpec
 from proctor.live_views import LiveViews, sender_video
 from proctor.media_retention import expired_media, retire_media
@@ -62,7 +77,9 @@ from proctor.player_devices import PlayerDevices
 from proctor.player_view import LEAVE_REQUEST, leave_answer, leave_requesters, player_place
 from proctor.service import Service
 from proctor.settings import Settings
+from proctor.sfu import PlayerRooms
 from proctor.staging import Batch
+from proctor.stream_registry import StreamRegistry
 from proctor.talk import Talks
 from proctor.wall_clock import now_ms
 from proctor.writer import Writer
@@ -105,6 +122,9 @@ SCREEN_STOPPED = "screen-share-stopped"
 """The incident of a screen share that stopped or was lost while the player's game is in play (36.4.4: sharing may
 stop only after the game)."""
 SCREEN_ARTICLE = "36.4.4"
+ANALYSIS_GAP = "analysis-gap"
+"""A stream that went unchecked while analysis workers handed it over (the distributed mode): no fault of the
+player's, shown on the camera timeline."""
 SCREEN_FOLDER = "screen"
 """A section's screen stills and clips are kept in this subfolder of its media folder, with their own retention."""
 DEFAULT_SCREEN_RETENTION_DAYS = 30
@@ -487,6 +507,9 @@ class Camera:
     """The arbiters speaking to players (proctor.talk), once started."""
     video_wanted: dict[str, dict[str, Any]] = field(default_factory=dict)
     """What each watched player's page is asked to send (its first event says it too)."""
+    rooms: PlayerRooms | None = None
+    """The players' rooms on Janus, in the distributed mode (proctor.sfu: ``JANUS_URL``); None: the cameras come
+    here directly."""
     devices: PlayerDevices = field(init=False)
     """The players' second cameras and screens: the side camera's approved view, the screen's reports and stills,
     each device's state (proctor.player_devices)."""
@@ -524,6 +547,50 @@ class Camera:
         self.ear_checks = EarCheckScheduler(self)
         self.ear_check_task = asyncio.get_running_loop().create_task(self.ear_checks.run())
 
+    async def start_rooms(self) -> None:
+        """The distributed mode (``JANUS_URL``): the players' pages publish to Janus, analysis workers take the
+        streams (proctor.sfu, proctor.worker)."""
+        settings = self.settings
+        if not (settings.bus_url and settings.worker_secret and settings.janus_admin_url):
+            raise ConfigurationError("PROCTOR_JANUS_URL needs PROCTOR_BUS_URL, PROCTOR_WORKER_SECRET and "
+                                     "PROCTOR_JANUS_ADMIN_URL")  # fmt: skip
+        self.rooms = PlayerRooms(settings, StreamRegistry(settings.bus_url))
+        await self.rooms.start()
+        with self.writer.engine.connect() as connection:
+            for player_ref, until_ms in leave_granted(connection, now_ms()).items():
+                self.rooms.grant_leave(player_ref, until_ms / 1000)
+
+    async def sfu_room(self, player_ref: str) -> dict[str, Any]:
+        """Where the player's page publishes (the distributed mode): Janus's address, the player's token, room and
+        PIN.  ConflictError when the service takes the cameras itself."""
+        if self.rooms is None:
+            raise ConflictError("this service takes the cameras itself: offer them to /api/v1/rtc/offer")
+        room = await self.rooms.room_for(player_ref)
+        return {**room.describe(), "iceServers": ice_servers(self.settings, player_ref, time.time())}
+
+    async def sfu_published(self, player_ref: str, device: Device, feed: int, surface: object) -> dict[str, Any]:
+        """The player's page publishes ``device`` as ``feed`` in their room: checked as an offer is (the device the
+        section uses, a whole screen), and with Janus, then given to the analysis workers."""
+        if self.rooms is None:
+            raise ConflictError("this service takes the cameras itself: offer them to /api/v1/rtc/offer")
+        policy = self._allowed(player_ref, device, surface)
+        stream = await self.rooms.published(player_ref, device, feed, policy.stream)
+        self.policies[player_ref] = policy
+        self.devices.connected(player_ref, device)
+        return {"player": player_ref, "device": device.value, "feed": stream.feed}
+
+    def _allowed(self, player_ref: str, device: Device, surface: object) -> CameraPolicy:
+        """The player's policy, if the device is one their section uses (ConflictError) and a screen share is of the
+        whole screen (BadRequestError, 36.4)."""
+        policy = self.policy_for(player_ref)
+        if device not in policy.devices:
+            raise ConflictError(f"this player's section does not use a {device.title} (its devices: "
+                                f"{', '.join(d.value for d in policy.devices)})")  # fmt: skip
+        if device is Device.SCREEN and (problem := surface_problem(surface)) is not None:
+            self.devices.refused(player_ref, device, surface)
+            raise BadRequestError(f"the screen share is refused: {problem} (36.4: the whole screen is monitored)")
+        return policy
+
     def policy_for(self, player_ref: str) -> CameraPolicy:
         """The policy the player's camera follows now: their section's over the service's thresholds (the ingest's
         base), or the service's."""
@@ -554,13 +621,7 @@ class Camera:
         if self.ingest is None:
             raise ConflictError("the camera service is not running")
         check_offer(sdp)
-        policy = self.policy_for(player_ref)
-        if device not in policy.devices:
-            raise ConflictError(f"this player's section does not use a {device.title} (its devices: "
-                                f"{', '.join(d.value for d in policy.devices)})")  # fmt: skip
-        if device is Device.SCREEN and (problem := surface_problem(surface)) is not None:
-            self.devices.refused(player_ref, device, surface)
-            raise BadRequestError(f"the screen share is refused: {problem} (36.4: the whole screen is monitored)")
+        policy = self._allowed(player_ref, device, surface)
         holding = self.ingest.holding(player_ref, time.time(), self.settings.camera_stale_s, device)
         if holding is not None:
             await self._second_connection(StreamKey(player_ref, device), holding)
@@ -608,6 +669,8 @@ class Camera:
                 await self.sweeper
         if self.ingest is not None:
             await self.ingest.close()
+        if self.rooms is not None:
+            await self.rooms.close()
         if self.processes is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.processes.close)
         if self.pending:
@@ -635,19 +698,30 @@ class Camera:
             if key in self.raised:
                 break
             await asyncio.sleep(0.1)
-        incident = self.raised.pop(key, None)
-        if incident is None:
-            return
-        name, digest = self._save(stream, clip, finding, "webm"), _sha256(clip)
-        note = f"clip {name} ({len(clip) // 1024} kB)"
         try:
-            await self.writer.submit(
-                lambda connection, batch: self.service.add_evidence(
-                    connection, batch, incident, DETECTOR, name, digest, note, now_ms()
-                )
-            )
+            await self.attach_clip(stream, finding, clip)
         except Exception:
             log.exception("attaching a clip failed")
+
+    async def attach_clip(self, stream: StreamKey, finding: Finding, clip: bytes) -> int | None:
+        """A started finding's clip, attached to the incident it raised (None: it raised none); attached once, however
+        often it is told."""
+        kind = self._kind(stream, finding)[0]
+        at = int(finding.started * 1000)
+        incident = self.raised.pop((stream, finding.check.value, finding.started), None)
+        with self.writer.engine.connect() as connection:
+            incident = incident or recorded_incident(connection, stream.player, kind, at)
+            if incident is None or clip_attached(connection, incident):
+                return incident
+        name, digest = self._save(stream, clip, finding, "webm"), _sha256(clip)
+        note = f"{CLIP_PREFIX}{name} ({len(clip) // 1024} kB)"
+
+        def attach(connection: Connection, batch: Batch) -> None:
+            if not clip_attached(connection, incident):
+                self.service.add_evidence(connection, batch, incident, DETECTOR, name, digest, note, now_ms())
+
+        await self.writer.submit(attach)
+        return incident
 
     async def _sweep_media_forever(self) -> None:
         """Media past their retention are deleted, every hour (:meth:`sweep_media_once`)."""
@@ -683,54 +757,102 @@ class Camera:
         return current_game(self.service, player_ref)
 
     async def _record(self, stream: StreamKey, finding: Finding, snapshot: bytes | None) -> None:
-        player_ref, device = stream
-        key = (stream, finding.check.value)
         try:
-            if finding.ended is None:
-                kind, article = finding.check.value, finding.check.article
-                evidence: dict[str, Any] = {"started": finding.started, "detail": finding.detail}
-                game_id = self.current_game(player_ref)
-                if device is Device.SCREEN:  # the screen matters only while the game is in play (36.4.4)
-                    if game_id is None:
-                        log.info("%s: the screen's %s with no game in play", player_ref, finding.check.value)
-                        return
-                    if finding.check is Check.LOST:
-                        kind, article = SCREEN_STOPPED, SCREEN_ARTICLE
-                    snapshot = snapshot or self.devices.last_screen(player_ref)
-                if device is not Device.FRONT:
-                    evidence["device"] = device.value
-                if snapshot:
-                    name = self._save(stream, snapshot, finding)
-                    evidence["media"], evidence["sha256"] = [name], _sha256(snapshot)
-                summary = f"{kind}: {finding.detail}"
-                if device is not Device.FRONT:
-                    summary = f"{kind}: {device.title}: {finding.detail}"
-
-                def raise_it(connection: Connection, batch: Batch) -> int:
-                    return self.service.raise_incident(
-                        connection, batch, game_id, kind, summary, source="detector:camera", article=article,
-                        evidence=evidence, player_ref=player_ref, at=int(finding.started * 1000),
-                    )  # fmt: skip
-
-                incident_id = await self.writer.submit(raise_it)
-                self.open_incidents[key] = incident_id
-                self.raised[(stream, finding.check.value, finding.started)] = incident_id
-                if finding.check is Check.VIRTUAL_BACKGROUND and self._policy(player_ref).auto_pan_check:
-                    await self._ask_for_pan_check(player_ref, incident_id)
-            else:
-                incident = self.open_incidents.pop(key, None)
-                if incident is None:
-                    return
-                note = f"ended after {finding.ended - finding.started:.0f} s"
-
-                def note_it(connection: Connection, batch: Batch) -> Any:
-                    return self.service.act_on_incident(
-                        connection, batch, incident, DETECTOR, "note", note, None, None, now_ms()
-                    )
-
-                await self.writer.submit(note_it)
+            await self.record_finding(stream, finding, snapshot)
         except Exception:
             log.exception("recording a camera finding failed")
+
+    def _kind(self, stream: StreamKey, finding: Finding) -> tuple[str, str]:
+        """The incident kind and article of a finding on this device (the screen's loss is its share stopped)."""
+        if stream.device is Device.SCREEN and finding.check is Check.LOST:
+            return SCREEN_STOPPED, SCREEN_ARTICLE
+        return finding.check.value, finding.check.article
+
+    async def record_finding(self, stream: StreamKey, finding: Finding, snapshot: bytes | None) -> int | None:
+        """A check's finding as an incident (one that started), or the end noted on its incident; the incident, or None
+        when there is nothing to record (the screen with no game in play, an end whose start raised nothing).  The
+        same finding told again (an analysis worker's retry; proctor.camera_records) records nothing more."""
+        player_ref, device = stream
+        kind, article = self._kind(stream, finding)
+        at = int(finding.started * 1000)
+        if finding.ended is not None:
+            return await self._record_end(stream, finding, kind, at)
+        with self.writer.engine.connect() as connection:
+            if (known := recorded_incident(connection, player_ref, kind, at)) is not None:
+                return known
+        evidence: dict[str, Any] = {"started": finding.started, "detail": finding.detail}
+        game_id = self.current_game(player_ref)
+        if device is Device.SCREEN:  # the screen matters only while the game is in play (36.4.4)
+            if game_id is None:
+                log.info("%s: the screen's %s with no game in play", player_ref, finding.check.value)
+                return None
+            snapshot = snapshot or self.devices.last_screen(player_ref)
+        if device is not Device.FRONT:
+            evidence["device"] = device.value
+        if snapshot:
+            name = self._save(stream, snapshot, finding)
+            evidence["media"], evidence["sha256"] = [name], _sha256(snapshot)
+        summary = f"{kind}: {finding.detail}"
+        if device is not Device.FRONT:
+            summary = f"{kind}: {device.title}: {finding.detail}"
+
+        def raise_it(connection: Connection, batch: Batch) -> int:
+            if (known := recorded_incident(connection, player_ref, kind, at)) is not None:
+                return known
+            return self.service.raise_incident(
+                connection, batch, game_id, kind, summary, source=DETECTOR_SOURCE, article=article,
+                evidence=evidence, player_ref=player_ref, at=at,
+            )  # fmt: skip
+
+        incident_id: int = await self.writer.submit(raise_it)
+        self.open_incidents[(stream, finding.check.value)] = incident_id
+        self.raised[(stream, finding.check.value, finding.started)] = incident_id
+        if finding.check is Check.VIRTUAL_BACKGROUND and self._policy(player_ref).auto_pan_check:
+            await self._ask_for_pan_check(player_ref, incident_id)
+        return incident_id
+
+    async def record_gap(self, stream: StreamKey, from_ms: int, to_ms: int) -> int:
+        """A stream no analysis worker checked from ``from_ms`` to ``to_ms`` (its worker died and another took it
+        over; proctor.worker): an ``analysis-gap`` incident with its end noted, so that the camera timeline shows
+        it; once per stream and start."""
+        player_ref, device = stream
+        seconds = (to_ms - from_ms) / 1000
+        evidence = {"device": device.value, "gap_ms": to_ms - from_ms}
+        summary = f"{ANALYSIS_GAP}: the {device.title} went unchecked for {seconds:.0f} s (an analysis worker stopped)"
+        game_id = self.current_game(player_ref)
+
+        def record(connection: Connection, batch: Batch) -> int:
+            if (known := recorded_incident(connection, player_ref, ANALYSIS_GAP, from_ms)) is not None:
+                return known
+            return self.service.raise_incident(
+                connection, batch, game_id, ANALYSIS_GAP, summary, source=DETECTOR_SOURCE, evidence=evidence,
+                player_ref=player_ref, at=from_ms,
+            )  # fmt: skip
+
+        incident: int = await self.writer.submit(record)
+        note = f"{ENDED_PREFIX}{seconds:.0f} s"
+
+        def end(connection: Connection, batch: Batch) -> None:  # the incident is stored: its end can be noted
+            if not ended_noted(connection, incident):
+                self.service.act_on_incident(connection, batch, incident, DETECTOR, "note", note, None, None, to_ms)
+
+        await self.writer.submit(end)
+        return incident
+
+    async def _record_end(self, stream: StreamKey, finding: Finding, kind: str, at: int) -> int | None:
+        assert finding.ended is not None
+        incident = self.open_incidents.pop((stream, finding.check.value), None)
+        note = f"{ENDED_PREFIX}{finding.ended - finding.started:.0f} s"
+
+        def note_it(connection: Connection, batch: Batch) -> int | None:
+            target = incident or recorded_incident(connection, stream.player, kind, at)
+            if target is None or ended_noted(connection, target):
+                return target
+            self.service.act_on_incident(connection, batch, target, DETECTOR, "note", note, None, None, now_ms())
+            return target
+
+        result: int | None = await self.writer.submit(note_it)
+        return result
 
     async def _ask_for_pan_check(self, player_ref: str, incident_id: int) -> None:
         """The section asks the service to follow a virtual-background signal with the pan check at once (36.4):
@@ -1040,6 +1162,8 @@ class Camera:
         """A leave granted and stored: the left-area check told, the player's pages too."""
         if self.ingest is not None:
             self.ingest.grant_leave(player_ref, until / 1000)
+        if self.rooms is not None:
+            self.rooms.grant_leave(player_ref, until / 1000)
         self.tell(player_ref, "leave", {"until": until, "minutes": minutes})
         self.tell_leave_answer(player_ref)
         return {"id": row_id, "player": player_ref, "incident": incident, "until": until}

@@ -25,7 +25,7 @@ from engine.records import replay
 from engine.rules import find_rule_set
 from engine.standings import RULES_ORDER, Rules, System, format_score, parse_tiebreaks, standings
 from engine.trf import read_trf
-from proctor.errors import ServiceError
+from proctor.errors import ConfigurationError, ServiceError
 from proctor.settings import Settings
 from video.errors import ModelUnavailableError
 from video.models import fetch as fetch_models
@@ -188,6 +188,18 @@ def serve_command(args: argparse.Namespace) -> int:
         access_log_class=AccessLog, shutdown_timeout=5.0,
     )  # fmt: skip
     return 0
+
+
+def worker_command(args: argparse.Namespace) -> int:
+    from proctor.worker import run_worker
+
+    settings = Settings.from_env(worker_id=args.id, worker_capacity=args.capacity)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return run_worker(settings)
+    except ConfigurationError as error:
+        print(f"proctor worker: {error.message}", file=sys.stderr)
+        return 2
 
 
 def platform_command(args: argparse.Namespace) -> int:
@@ -511,6 +523,11 @@ def _service_commands(commands: Any) -> None:
     serve.add_argument("--db", help="database URL (default: sqlite:///proctor.db, or PROCTOR_DATABASE_URL)")
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
+    worker = commands.add_parser(
+        "worker", help="an analysis worker of the distributed mode: camera streams from Janus, findings to the service"
+    )
+    worker.add_argument("--id", help="the worker's name (default: host name and process id, or PROCTOR_WORKER_ID)")
+    worker.add_argument("--capacity", type=int, help="streams it takes at most (default 40, PROCTOR_WORKER_CAPACITY)")
     platform = commands.add_parser("platform", help="manage the platforms that post webhooks")
     platform_commands = platform.add_subparsers(dest="platform_command", required=True)
     add = platform_commands.add_parser("add", help="register a platform (or add a secret) and print its secret")
@@ -561,6 +578,7 @@ def main(argv: list[str] | None = None) -> int:
         commands = {
             "standings": standings_command,
             "serve": serve_command,
+            "worker": worker_command,
             "platform": platform_command,
             "arbiter": arbiter_command,
             "event": event_command,

@@ -100,6 +100,13 @@ class WriterLostError(ServiceError):
     code = "writer-lost"
 
 
+class MediaServerUnavailableError(ServiceError):
+    """Janus (the distributed mode's media server) refused or did not answer: nothing was set up, retry
+    (``retry_after_s``)."""
+
+    code = "media-server-unavailable"
+
+
 class StorageError(ServiceError):
     """The database could not store a change (the disk full, an I/O error): nothing was stored."""
 

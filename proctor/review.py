@@ -65,8 +65,9 @@ from proctor.models import Tournament as TournamentRow
 from proctor.server_words import IncidentFacts, incident_words, line_facts, line_words
 from proctor.spreadsheets import spreadsheet_text
 
-CAMERA_GAP_KINDS: Final = ("camera-lost", "camera-frozen", "camera-covered")
-"""The camera findings that make a gap in a player's camera series (36.4)."""
+CAMERA_GAP_KINDS: Final = ("camera-lost", "camera-frozen", "camera-covered", "analysis-gap")
+"""The camera findings that make a gap in a player's camera series (36.4), and the time no analysis worker checked the
+camera (the distributed mode)."""
 STATUSES: Final = ("open", "confirm", "dismiss", "note", "penalty", "evidence")
 """An incident's status: ``open`` until an arbiter acts, then its last action."""
 CLOCK_KINDS: Final = frozenset(

@@ -65,6 +65,7 @@ SAID: Final[Mapping[str, Mapping[str, str]]] = {
         "second-connection.device": "棋手的{device}已在直播时又有第二个连接：已拒绝，保留第一个"
         "（另一设备，或他人持有棋手的链接）",
         "screen-share-stopped": "对局结束前屏幕共享停止（第36.4.4条）",
+        "analysis-gap": "{device}有 {d} 未经自动检测（一个分析进程停止，由另一个接手；非棋手原因）",
         "screen-share-stopped.player": "对局结束前棋手停止了屏幕共享（第36.4.4条）",
         "camera.camera-moved": "摄像头已离开批准时的位置（桌面和设备不再在原处）",
         "camera.screen-changed": "共享的屏幕不再显示批准时的内容（比赛平台的棋盘）：供审查的提示",
@@ -181,6 +182,8 @@ SAID: Final[Mapping[str, Mapping[str, str]]] = {
         "second-connection.device": "a second connection of the player's {device} was offered while the first is live; "
         "it was refused and the first kept (another device, or someone else with the player's link)",
         "screen-share-stopped": "the screen share stopped before the player's game was over (36.4.4)",
+        "analysis-gap": "the player's {device} went unchecked for {d} (an analysis worker stopped and another took "
+        "it over; not the player's doing)",
         "screen-share-stopped.player": "the player stopped sharing the screen before their game was over (36.4.4)",
         "camera.camera-moved": "the camera moved from its approved view (the desk and the device no longer where "
         "they were)",
@@ -278,7 +281,7 @@ PROMPT_KINDS: Final = frozenset({"ear-check", "room-scan", "pan-check"})
 SERVICE_KINDS: Final = frozenset(
     {"feed-gap", "clock-mismatch", "platform-disagreement", "result-mismatch", "pairing-mismatch",
      "second-connection", "leave-request", "arbiter-call", "verdict-pending", "late-delivery", "verdict-revised",
-     "screen-share-stopped"}
+     "screen-share-stopped", "analysis-gap"}
 )  # fmt: skip
 """The other kinds the service itself raises, each said from its facts."""
 KINDS: Final = CAMERA_KINDS | PROMPT_KINDS | SERVICE_KINDS
@@ -471,6 +474,9 @@ def _incident_text(w: Speech, facts: IncidentFacts, names: Mapping[str, str]) ->
         return w.say("verdict-pending", reason=w.kind(kind), article=article)
     if kind == "second-connection":
         return _device_text(w, facts)
+    if kind == "analysis-gap":
+        device = str(evidence.get("device") or "front")
+        return w.say("analysis-gap", device=w.say(f"device.{device}"), d=w.duration(int(evidence.get("gap_ms") or 0)))
     if kind in ("late-delivery", "verdict-revised") and evidence.get("seq") is not None:
         return _late_text(w, kind, evidence)
     return w.kind(kind)
@@ -845,6 +851,7 @@ REFUSED: Final[Mapping[str, Mapping[str, str]]] = {
         "code.storage": "存储暂不可用", "code.configuration": "服务器配置有误", "code.refused": "规则不允许此操作",
         "code.writer-unavailable": "服务正在切换，此请求未送达，请稍后重试",
         "code.writer-lost": "服务中断，此请求可能未保存，请重试",
+        "code.media-server-unavailable": "媒体服务器暂未响应，请稍后重试",
         "code.authority": "你的角色无权执行此操作", "code.http": "请求有误", "code.internal": "服务器处理此请求失败",
         "code.error": "请求失败",
     },

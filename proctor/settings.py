@@ -58,6 +58,23 @@ class Settings:
     """Addresses or networks (``10.0.0.0/8,192.168.1.5``) whose ``X-Forwarded-For``, ``-Proto`` and ``-Host`` are
     believed: the reverse proxy in front, and the web processes in front of the service.  Empty: believed from
     nobody (a client could otherwise pose as any address to the login limit)."""
+    janus_url: str = ""
+    """Janus's HTTP API (``http://janus:8088/janus``), as the service and the analysis workers reach it: set, with
+    ``BUS_URL`` and ``WORKER_SECRET``, the players' pages publish their cameras to Janus and ``proctor worker``
+    processes analyse them (proctor.sfu, proctor.worker; the distributed mode).  Empty: the service takes the
+    cameras itself (the one-process default)."""
+    janus_public_url: str = ""
+    """Janus's API as the players' pages reach it (through the reverse proxy); empty: ``janus_url``."""
+    janus_admin_url: str = ""
+    """Janus's admin API (``http://janus:7088/admin``): the service adds the players' and the workers' tokens."""
+    janus_admin_secret: str = ""
+    worker_secret: str = ""
+    """Shared by the service and its analysis workers: the workers' reports carry it, and the players' rooms, PINs
+    and Janus tokens are derived from it (proctor.sfu).  Changing it changes them all."""
+    worker_capacity: int = 40
+    """Streams one analysis worker takes at most (``proctor worker``; docs/deploy.md says how to size it)."""
+    worker_id: str = ""
+    """The worker's name in the registry; empty: host name and process id."""
     turn_ttl_s: int = 3600
     analysis_rate: float = 2.0
     """Frames analysed per second and stream."""

@@ -27,9 +27,11 @@ from proctor.web import (
     player_page,
     review,
     sessions,
+    sfu_rooms,
     stream,
     talk,
     webhooks,
+    workers,
 )
 from proctor.web.openapi import Route, document
 
@@ -49,6 +51,8 @@ ROUTES: Final[tuple[Route, ...]] = (
     *talk.ROUTES,
     *player_page.ROUTES,
     *devices.ROUTES,
+    *sfu_rooms.ROUTES,
+    *workers.ROUTES,
     *media.ROUTES,
     *sessions.ROUTES,
     *dashboards.ROUTES,

@@ -29,6 +29,7 @@ STATUS: Final[dict[type[errors.ServiceError], int]] = {
     errors.DatabaseBusyError: 503,
     errors.StorageError: 503,
     errors.WriterUnavailableError: 503,
+    errors.MediaServerUnavailableError: 503,
     errors.WriterLostError: 502,
 }
 

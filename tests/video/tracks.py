@@ -29,3 +29,20 @@ class MovingPicture(VideoStreamTrack):
         frame.pts, frame.time_base = self.count, Fraction(1, self.rate)
         self.count += 1
         return frame
+
+
+class Coverable(MovingPicture):
+    """:class:`MovingPicture`, or a dark picture while :attr:`covered` (a hand over the lens)."""
+
+    def __init__(self, rate: int = 15, travel: int = 60) -> None:
+        super().__init__(rate, travel)
+        self.covered = False
+        self.dark = np.full((480, 640, 3), 4, dtype=np.uint8)
+
+    async def recv(self) -> VideoFrame:
+        frame = await super().recv()
+        if not self.covered:
+            return frame
+        dark = VideoFrame.from_ndarray(self.dark, format="bgr24")
+        dark.pts, dark.time_base = frame.pts, frame.time_base
+        return dark

@@ -1,0 +1,202 @@
+"""The players' rooms on Janus (the distributed mode, issue 16): where a player's page publishes its cameras and
+screen, and how the analysis workers find them (proctor.stream_registry).
+
+Janus runs with token authentication: nobody without a token the service added through its admin API reaches it.
+Each player has a room of their own, joined only with its PIN, so that a player's token opens their own streams and
+nobody else's; the workers have a token of their own. The room, its PIN, its secret and the player's token are
+derived from ``WORKER_SECRET`` (HMAC-SHA256, a label each), so that the standby writer, taking over, gives the same
+answers without any state handed over, and a room Janus lost in a restart is made again the next time a page asks.
+
+A page asks for its room (:meth:`PlayerRooms.room_for`), publishes each device there (the device's name as its
+display name), and says which feed it got (:meth:`PlayerRooms.published`); the service checks with Janus that the feed
+is publishing in that room under that name before it enters the stream in the registry, with the policy the
+player's section sets. The service writes its streams to Redis again every few seconds (a Redis restarted empty has
+them back) and adopts what it finds there when it starts (a standby taking over)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import logging
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+import aiohttp
+from redis.exceptions import RedisError
+
+from proctor.errors import ConflictError, MediaServerUnavailableError
+from proctor.settings import Settings
+from proctor.stream_registry import PublishedStream, StreamRegistry, policy_json, stream_name
+from video.devices import Device, StreamKey
+from video.ingest import StreamPolicy
+from video.janus import JanusAdmin, JanusError, JanusHandle, JanusSession, create_room
+
+log = logging.getLogger("proctor.sfu")
+
+REPUBLISH_S: Final = 3.0
+ROOM_PUBLISHERS: Final = len(Device) + 1
+"""A room's publishers: the player's devices, and one more for a page publishing again before Janus dropped the
+first."""
+
+
+def _derive(secret: str, label: str) -> str:
+    return hmac.new(secret.encode(), label.encode(), hashlib.sha256).hexdigest()
+
+
+def worker_janus_token(secret: str) -> str:
+    """The analysis workers' Janus token."""
+    return _derive(secret, "janus:workers")[:40]
+
+
+def service_janus_token(secret: str) -> str:
+    return _derive(secret, "janus:service")[:40]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerRoom:
+    """A player's room on Janus, as their page is told it."""
+
+    url: str
+    token: str
+    room: int
+    pin: str
+
+    def describe(self) -> dict[str, Any]:
+        return {"url": self.url, "token": self.token, "room": self.room, "pin": self.pin}
+
+
+class PlayerRooms:
+    """The service's side of Janus: the players' rooms and tokens, and the streams entered in the registry."""
+
+    def __init__(self, settings: Settings, registry: StreamRegistry) -> None:
+        self.settings = settings
+        self.secret = settings.worker_secret
+        self.registry = registry
+        self.streams: dict[str, PublishedStream] = {}
+        self.http: aiohttp.ClientSession | None = None
+        self.janus: JanusSession | None = None
+        self.handle: JanusHandle | None = None
+        self.lock = asyncio.Lock()
+        self.task: asyncio.Task[None] | None = None
+        self.tokens_added = False
+
+    def _room(self, player_ref: str) -> tuple[int, str, str]:
+        """The player's room id (1 … 2^31 - 1), its PIN and its secret."""
+        room = int(_derive(self.secret, f"room:{player_ref}")[:8], 16) % (2**31 - 1) + 1
+        return room, _derive(self.secret, f"pin:{player_ref}")[:24], _derive(self.secret, f"room-secret:{player_ref}")
+
+    def player_token(self, player_ref: str) -> str:
+        return _derive(self.secret, f"janus:player:{player_ref}")[:40]
+
+    async def start(self) -> None:
+        self.http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=15))
+        try:
+            adopted = await self.registry.streams()
+        except RedisError as error:
+            log.warning("the stream registry is away (%s): no stream adopted", error)
+            adopted = {}
+        self.streams.update(adopted)
+        try:  # the workers' token added now, so that they can start before any page asks for its room
+            await self._with_janus(lambda handle: asyncio.sleep(0))
+        except MediaServerUnavailableError:
+            log.warning("Janus is not answering: the workers' token is added when it does")
+        self.task = asyncio.get_running_loop().create_task(self._republish_forever())
+
+    async def close(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+        await self._drop_session()
+        if self.http is not None:
+            await self.http.close()
+        await self.registry.close()
+
+    async def _drop_session(self) -> None:
+        if self.janus is not None:
+            with contextlib.suppress(JanusError, aiohttp.ClientError, TimeoutError):
+                await self.janus.destroy()
+        self.janus = self.handle = None
+
+    async def _videoroom(self) -> JanusHandle:
+        """The service's own handle on the VideoRoom (made again after Janus restarted)."""
+        assert self.http is not None
+        if self.handle is not None:
+            return self.handle
+        admin = JanusAdmin(self.settings.janus_admin_url, self.settings.janus_admin_secret, self.http)
+        for token in (service_janus_token(self.secret), worker_janus_token(self.secret)):
+            await admin.add_token(token)
+        self.janus = JanusSession(self.settings.janus_url, service_janus_token(self.secret), self.http)
+        await self.janus.create()
+        self.handle = await self.janus.attach()
+        return self.handle
+
+    async def _with_janus(self, call: Any) -> Any:
+        """``call(handle)`` on Janus, once more on a new session if the first failed (Janus restarted); Janus away:
+        ServiceUnavailableError (503, the page tries again)."""
+        async with self.lock:
+            for attempt in (1, 2):
+                try:
+                    return await call(await self._videoroom())
+                except (JanusError, aiohttp.ClientError, TimeoutError) as error:
+                    await self._drop_session()
+                    if attempt == 2:
+                        log.warning("Janus refused or is away: %s", error)
+                        raise MediaServerUnavailableError("the media server is not answering; try again shortly",
+                                                          retry_after_s=5) from None  # fmt: skip
+        raise AssertionError("unreachable")
+
+    async def room_for(self, player_ref: str) -> PlayerRoom:
+        """The player's room, made if Janus has none, and the player's token added."""
+        room, pin, room_secret = self._room(player_ref)
+        token = self.player_token(player_ref)
+        assert self.http is not None
+        admin = JanusAdmin(self.settings.janus_admin_url, self.settings.janus_admin_secret, self.http)
+
+        async def ensure(handle: JanusHandle) -> None:
+            await admin.add_token(token)
+            await create_room(handle, room, room_secret, ROOM_PUBLISHERS, pin)
+
+        await self._with_janus(ensure)
+        return PlayerRoom(self.settings.janus_public_url or self.settings.janus_url, token, room, pin)
+
+    async def published(self, player_ref: str, device: Device, feed: int, policy: StreamPolicy) -> PublishedStream:
+        """The page says it publishes ``device`` as ``feed`` in the player's room: checked with Janus (the feed
+        publishing there under the device's name, else ConflictError), then entered in the registry."""
+        room, pin, _ = self._room(player_ref)
+
+        async def listed(handle: JanusHandle) -> list[dict[str, Any]]:
+            reply = await handle.request({"request": "listparticipants", "room": room})
+            return list(reply.get("participants", []))
+
+        participants = await self._with_janus(listed)
+        if not any(p.get("id") == feed and p.get("publisher") and p.get("display") == device.value
+                   for p in participants):  # fmt: skip
+            raise ConflictError(f"feed {feed} is not publishing the {device.title} in this player's room")
+        leave = next((s.leave_until for s in self.streams.values() if s.player == player_ref), 0.0)
+        stream = PublishedStream(player_ref, device, room, pin, feed, policy_json(policy), leave)
+        self.streams[stream.name] = stream
+        try:
+            await self.registry.publish([stream])
+        except RedisError as error:  # written again by the next round
+            log.warning("the stream registry is away (%s): %s entered on the next round", error, stream.name)
+        return stream
+
+    def grant_leave(self, player_ref: str, until: float) -> None:
+        """Leave of the area for the player's streams (36.4.1): the workers read it with the next round."""
+        for name, stream in list(self.streams.items()):
+            if stream.player == player_ref:
+                self.streams[name] = replace(stream, leave_until=until)
+
+    def holds(self, key: StreamKey) -> bool:
+        return stream_name(key) in self.streams
+
+    async def _republish_forever(self) -> None:
+        while True:
+            await asyncio.sleep(REPUBLISH_S)
+            try:
+                await self.registry.publish(list(self.streams.values()))
+            except RedisError as error:
+                log.warning("the stream registry is away: %s", error)

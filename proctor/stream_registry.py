@@ -1,0 +1,193 @@
+"""The camera streams of the distributed mode and who analyses each (issue 16), in Redis: a thin adapter.
+
+- ``proctor:streams`` (a hash): every stream a player publishes to Janus, by ``player|device``: its room, the room's
+  PIN, its feed, the policy it is checked against and the leave granted to the player. The service writes it (when a
+  page says it published, when leave is granted) and writes it all again every few seconds, so that a Redis that
+  restarted empty has it back within seconds.
+- ``proctor:worker:<id>``: each analysis worker's load and capacity, written every second, gone after
+  :data:`WORKER_TTL_MS` without it (the worker died).
+- ``proctor:claim:<player|device>``: the worker analysing the stream, renewed by it every second, gone after
+  :data:`CLAIM_TTL_MS` without it; taken with ``SET NX`` (one holder at a time).
+- ``proctor:seen:<player|device>``: when the stream was last analysed (milliseconds), written with each renewal: the
+  worker that takes a stream over reports the gap from it (the camera timeline shows it).
+
+Which worker claims which stream is proctor.stream_assignment's pure rule."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Final
+
+import redis.asyncio as redis
+
+from proctor.stream_assignment import WorkerLoad
+from video.checks import Check, Thresholds
+from video.devices import Device, DeviceThresholds, StreamKey
+from video.ingest import StreamPolicy
+
+STREAMS: Final = "proctor:streams"
+WORKER: Final = "proctor:worker:"
+CLAIM: Final = "proctor:claim:"
+SEEN: Final = "proctor:seen:"
+WORKER_TTL_MS: Final = 3000
+CLAIM_TTL_MS: Final = 3000
+"""A worker killed by SIGKILL holds its streams this long at most: they are taken over within about 4 s."""
+SEEN_TTL_MS: Final = 86_400_000
+
+RENEW = """
+local out = {}
+for i, key in ipairs(KEYS) do
+  local holder = redis.call('GET', key)
+  if holder == ARGV[1] then
+    redis.call('PEXPIRE', key, ARGV[2])
+    out[i] = 1
+  elseif not holder then
+    if redis.call('SET', key, ARGV[1], 'NX', 'PX', ARGV[2]) then out[i] = 1 else out[i] = -1 end
+  else
+    out[i] = -1
+  end
+end
+return out
+"""
+"""Renew the worker's claims (``ARGV[1]``): 1 where it still holds the stream (or held it before Redis restarted
+and took it again), -1 where another worker holds it now."""
+
+RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+def stream_name(key: StreamKey) -> str:
+    return f"{key.player}|{key.device.value}"
+
+
+def policy_json(policy: StreamPolicy) -> dict[str, Any]:
+    return {
+        "thresholds": asdict(policy.thresholds),
+        "enabled": sorted(check.value for check in policy.enabled),
+        "devices": asdict(policy.devices),
+    }
+
+
+def policy_of(data: Mapping[str, Any]) -> StreamPolicy:
+    return StreamPolicy(
+        thresholds=Thresholds(**data.get("thresholds", {})),
+        enabled=frozenset(Check(value) for value in data.get("enabled", [c.value for c in Check])),
+        devices=DeviceThresholds(**data.get("devices", {})),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedStream:
+    """One device of one player, published to Janus: where a worker subscribes to it and what it checks."""
+
+    player: str
+    device: Device
+    room: int
+    pin: str
+    feed: int
+    policy: dict[str, Any] = field(default_factory=dict)
+    """:func:`policy_json` of the stream's :class:`video.ingest.StreamPolicy` (the player's section's)."""
+    leave_until: float = 0.0
+    """Leave of the area granted to the player until then (seconds; 36.4.1)."""
+
+    @property
+    def key(self) -> StreamKey:
+        return StreamKey(self.player, self.device)
+
+    @property
+    def name(self) -> str:
+        return stream_name(self.key)
+
+    def same_media(self, other: PublishedStream) -> bool:
+        return (self.room, self.feed) == (other.room, other.feed)
+
+    def to_json(self) -> str:
+        return json.dumps({**asdict(self), "device": self.device.value})
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> PublishedStream:
+        data = json.loads(raw)
+        return cls(**{**data, "device": Device(data["device"])})
+
+
+class StreamRegistry:
+    """The registry in Redis (``BUS_URL``'s)."""
+
+    def __init__(self, url: str) -> None:
+        self.client: redis.Redis = redis.from_url(url, decode_responses=True)
+        self._renew = self.client.register_script(RENEW)
+        self._release = self.client.register_script(RELEASE)
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+    # --- the service's side ---
+
+    async def publish(self, streams: Iterable[PublishedStream]) -> None:
+        mapping = {stream.name: stream.to_json() for stream in streams}
+        if mapping:
+            await self.client.hset(STREAMS, mapping=mapping)  # type: ignore[arg-type]  # redis-py's key type is invariant
+
+    async def withdraw(self, key: StreamKey) -> None:
+        await self.client.hdel(STREAMS, stream_name(key))
+
+    # --- the workers' side ---
+
+    async def streams(self) -> dict[str, PublishedStream]:
+        raw = await self.client.hgetall(STREAMS)
+        return {str(name): PublishedStream.from_json(value) for name, value in raw.items()}
+
+    async def heartbeat(self, worker: str, load: int, capacity: int) -> None:
+        value = json.dumps({"load": load, "capacity": capacity})
+        await self.client.set(WORKER + worker, value, px=WORKER_TTL_MS)
+
+    async def workers(self) -> dict[str, WorkerLoad]:
+        names = [name async for name in self.client.scan_iter(match=WORKER + "*", count=500)]
+        values = await self.client.mget(names) if names else []
+        live: dict[str, WorkerLoad] = {}
+        for name, value in zip(names, values, strict=True):
+            if value is not None:
+                data = json.loads(value)
+                live[name.removeprefix(WORKER)] = WorkerLoad(int(data["load"]), int(data["capacity"]))
+        return live
+
+    async def holders(self, names: list[str]) -> dict[str, str | None]:
+        if not names:
+            return {}
+        values = await self.client.mget([CLAIM + name for name in names])
+        return {name: None if value is None else str(value) for name, value in zip(names, values, strict=True)}
+
+    async def claim(self, name: str, worker: str) -> bool:
+        return bool(await self.client.set(CLAIM + name, worker, nx=True, px=CLAIM_TTL_MS))
+
+    async def renew(self, names: list[str], worker: str) -> dict[str, bool]:
+        """Whether the worker still holds each of its streams (renewed)."""
+        if not names:
+            return {}
+        held = await self._renew(keys=[CLAIM + name for name in names], args=[worker, CLAIM_TTL_MS])
+        return {name: int(value) == 1 for name, value in zip(names, held, strict=True)}
+
+    async def release(self, name: str, worker: str) -> None:
+        await self._release(keys=[CLAIM + name], args=[worker])
+
+    async def seen(self, names: list[str], at_ms: int) -> None:
+        if names:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for name in names:
+                    pipe.set(SEEN + name, at_ms, px=SEEN_TTL_MS)
+                await pipe.execute()
+
+    async def last_seen(self, name: str) -> int | None:
+        value = await self.client.get(SEEN + name)
+        return None if value is None else int(value)
+
+    async def forget_seen(self, name: str) -> None:
+        await self.client.delete(SEEN + name)
+
+
+def with_leave(stream: PublishedStream, until: float) -> PublishedStream:
+    return replace(stream, leave_until=until)

@@ -1,0 +1,321 @@
+"""An analysis worker (``proctor worker``; the distributed mode, issue 16): it takes camera streams from Janus and
+runs the same checks as the one-process service, sending what they find to the service.
+
+Every second the worker says it is alive with its load (proctor.stream_registry), renews its claims on the streams it
+analyses, and claims the unheld streams the assignment gives it (proctor.stream_assignment: the least loaded worker
+first). A stream whose claim it lost, or whose publisher changed, it lets go without a finding. When a worker dies its
+claims lapse within seconds and the others take its streams; the one that takes a stream over reports the time it
+went unanalysed (``analysis-gap``, on the camera timeline). While Redis is away the worker keeps analysing what it
+holds and takes them again when Redis is back.
+
+Findings, clips and gaps go to the service's processes (``WRITER_URLS``, or the web processes in front of them) over
+HTTP with the workers' secret (``WORKER_SECRET``), one at a time in order, tried again until a service process accepts
+them: a finding is recorded once by its stream, check and start (proctor.camera), so a retry after a lost answer
+stores nothing twice. Evidence (the snapshot, the clip) goes with it: the one media store is the service's."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import os
+import signal
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import aiohttp
+from redis.exceptions import RedisError
+
+from proctor.errors import ConfigurationError
+from proctor.forwarding import writer_urls
+from proctor.settings import Settings
+from proctor.sfu import worker_janus_token
+from proctor.stream_assignment import mine
+from proctor.stream_registry import PublishedStream, StreamRegistry, policy_of
+from video.analysis_processes import AnalysisProcesses
+from video.checks import Finding, Thresholds
+from video.detectors import available_detector
+from video.devices import StreamKey
+from video.ingest import Ingest, IngestSettings
+from video.janus import JanusError, JanusHandle, JanusSession
+from video.segmentation import available_segmenter
+
+log = logging.getLogger("proctor.worker")
+
+STEP_S: Final = 1.0
+MISSING_S: Final = 15.0
+"""A held stream missing from the registry this long was withdrawn (shorter: Redis restarted, the service writes it
+again within seconds)."""
+JANUS_RETRY_S: Final = 3.0
+RETRY_FIRST_S: Final = 0.5
+RETRY_MOST_S: Final = 5.0
+OUTBOX: Final = 5000
+
+
+@dataclass
+class Report:
+    path: str
+    body: dict[str, Any]
+
+
+@dataclass
+class Reports:
+    """What the worker tells the service, in order, each until a service process accepts it (2xx); a 4xx is the
+    service refusing it for good (logged, dropped)."""
+
+    urls: tuple[str, ...]
+    secret: str
+    worker: str
+    queue: asyncio.Queue[Report] = field(default_factory=lambda: asyncio.Queue(OUTBOX))
+    task: asyncio.Task[None] | None = None
+    sent: int = 0
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._send_forever())
+
+    def put(self, path: str, body: dict[str, Any]) -> None:
+        try:
+            self.queue.put_nowait(Report(path, {**body, "worker": self.worker}))
+        except asyncio.QueueFull:
+            log.warning("the service has not taken the worker's reports for long: one dropped")
+
+    async def _send_forever(self) -> None:
+        headers = {"Authorization": f"Bearer {self.secret}"}
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30), headers=headers) as http:
+            while True:
+                report = await self.queue.get()
+                await self._deliver(http, report)
+                self.queue.task_done()
+
+    async def _deliver(self, http: aiohttp.ClientSession, report: Report) -> None:
+        pause = RETRY_FIRST_S
+        while True:
+            for url in self.urls:
+                try:
+                    async with http.post(url + report.path, json=report.body) as response:
+                        if 200 <= response.status < 300:
+                            self.sent += 1
+                            return
+                        if 400 <= response.status < 500 and response.status not in (408, 409, 429):
+                            log.warning("the service refused a report (%s): %s", response.status, report.path)
+                            return
+                except (aiohttp.ClientError, TimeoutError):
+                    continue
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, RETRY_MOST_S)
+
+    async def drain(self, within_s: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.queue.join(), within_s)
+
+    async def close(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode()
+
+
+def finding_body(stream: StreamKey, finding: Finding) -> dict[str, Any]:
+    return {"player": stream.player, "device": stream.device.value, "check": finding.check.value,
+            "started": finding.started, "ended": finding.ended, "detail": finding.detail}  # fmt: skip
+
+
+@dataclass
+class Held:
+    stream: PublishedStream
+    handle: JanusHandle | None
+
+
+class Worker:
+    """One analysis worker: its ingest, its Janus session, its claims."""
+
+    def __init__(self, settings: Settings, worker_id: str) -> None:
+        if not (settings.bus_url and settings.janus_url and settings.worker_secret and settings.writer_urls):
+            raise ConfigurationError(
+                "a worker needs PROCTOR_BUS_URL, PROCTOR_JANUS_URL, PROCTOR_WORKER_SECRET and PROCTOR_WRITER_URLS"
+            )
+        self.settings = settings
+        self.id = worker_id
+        self.capacity = settings.worker_capacity
+        self.registry = StreamRegistry(settings.bus_url)
+        self.reports = Reports(writer_urls(settings.writer_urls), settings.worker_secret, worker_id)
+        self.held: dict[str, Held] = {}
+        self.missing_since: dict[str, float] = {}
+        self.executor = ThreadPoolExecutor(2, "proctor-worker")
+        self.processes: AnalysisProcesses | None = None
+        self.ingest: Ingest | None = None
+        self.janus: JanusSession | None = None
+        self.registry_up = True
+
+    def _start_ingest(self) -> Ingest:
+        models = Path(self.settings.models_dir)
+        detector, faces_note = available_detector(models)
+        people, people_note = available_segmenter(models)
+        if self.settings.analysis_processes > 0:
+            self.processes = AnalysisProcesses(self.settings.analysis_processes, models)
+            self.processes.start(wait=False)
+        log.info("worker %s: %s; %s; capacity %d", self.id, faces_note, people_note, self.capacity)
+        config = IngestSettings(rate=self.settings.analysis_rate, thresholds=Thresholds())
+        ingest = Ingest(config, detector, self.executor, self.on_finding, self.on_clip, people, self.processes)
+        ingest.start()
+        return ingest
+
+    def on_finding(self, stream: StreamKey, finding: Finding, snapshot: bytes | None) -> None:
+        self.reports.put("/api/v1/worker/findings", {**finding_body(stream, finding), "snapshot": _b64(snapshot)})
+
+    def on_clip(self, stream: StreamKey, finding: Finding, clip: bytes) -> None:
+        self.reports.put("/api/v1/worker/clips", {**finding_body(stream, finding), "clip": _b64(clip)})
+
+    async def _open_janus(self, http: aiohttp.ClientSession, stop: asyncio.Event) -> JanusSession | None:
+        """A session on Janus, tried every few seconds until Janus lets the workers in (the service adds their token
+        when it starts); None if the worker is stopped meanwhile."""
+        token = worker_janus_token(self.settings.worker_secret)
+        while not stop.is_set():
+            session = JanusSession(self.settings.janus_url, token, http)
+            try:
+                await session.create()
+                return session
+            except (JanusError, aiohttp.ClientError, TimeoutError) as error:
+                log.warning("Janus does not let the worker in yet (%s): again in %.0f s", error, JANUS_RETRY_S)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), JANUS_RETRY_S)
+        return None
+
+    async def run(self, stop: asyncio.Event) -> None:
+        self.ingest = self._start_ingest()
+        self.reports.start()
+        async with aiohttp.ClientSession() as http:
+            self.janus = await self._open_janus(http, stop)
+            while self.janus is not None and not stop.is_set():
+                await self._step_once()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), STEP_S)
+            if self.janus is not None:
+                await self.janus.destroy()
+            await self.close()
+
+    async def _step_once(self) -> None:
+        """A round; Redis away, the worker holds what it holds (its claims lapse, and it takes them again if nobody
+        else did when Redis is back)."""
+        try:
+            await self.step(time.time())
+            if not self.registry_up:
+                log.info("the stream registry is back")
+                self.registry_up = True
+        except RedisError as error:
+            if self.registry_up:
+                log.warning("the stream registry is away (%s): holding what is held", error)
+                self.registry_up = False
+        except (JanusError, aiohttp.ClientError, TimeoutError) as error:
+            log.warning("Janus failed a request (%s): again next round", error)
+
+    async def step(self, now: float) -> None:
+        """One round: drop what is no longer ours, renew the rest, say the load, claim our share."""
+        assert self.ingest is not None
+        streams = await self.registry.streams()
+        for name, held in list(self.held.items()):
+            entry = streams.get(name)
+            if entry is None:
+                since = self.missing_since.setdefault(name, now)
+                if now - since >= MISSING_S:
+                    await self._let_go(name, "withdrawn")
+                    await self.registry.release(name, self.id)
+                continue
+            self.missing_since.pop(name, None)
+            if not entry.same_media(held.stream):  # the page published again: the new feed, same claim
+                await self._let_go(name, "published again")
+                await self._take(entry)
+            elif entry.leave_until != held.stream.leave_until:
+                self.ingest.grant_leave(entry.player, entry.leave_until)
+                held.stream = entry
+        renewed = await self.registry.renew(list(self.held), self.id)
+        for name, still in renewed.items():
+            if not still:
+                await self._let_go(name, "taken by another worker")
+        await self.registry.heartbeat(self.id, len(self.held), self.capacity)
+        holders = await self.registry.holders(list(streams))
+        unheld = [name for name, holder in holders.items() if holder is None]
+        workers = await self.registry.workers()
+        if self.id in workers:
+            for name in mine(self.id, workers, unheld):
+                if await self.registry.claim(name, self.id):
+                    gap_from = await self.registry.last_seen(name)
+                    if await self._take(streams[name]) and gap_from is not None:
+                        self.reports.put("/api/v1/worker/gaps", {
+                            "player": streams[name].player, "device": streams[name].device.value,
+                            "from_ms": gap_from, "to_ms": int(now * 1000),
+                        })  # fmt: skip
+        await self.registry.seen(list(self.held), int(now * 1000))
+
+    async def _take(self, stream: PublishedStream) -> bool:
+        assert self.ingest is not None and self.janus is not None
+        handle: JanusHandle | None = None
+        try:
+            handle = await self.janus.attach()
+            if stream.leave_until:
+                self.ingest.grant_leave(stream.player, stream.leave_until)
+            await self.ingest.subscribe(stream.player, handle, stream.room, stream.feed, policy_of(stream.policy),
+                                        stream.device, stream.pin)  # fmt: skip
+        except (JanusError, TimeoutError, aiohttp.ClientError) as error:
+            log.warning("stream %s not taken: %s", stream.name, error)
+            if handle is not None:
+                await handle.detach()
+            await self.registry.release(stream.name, self.id)
+            return False
+        self.held[stream.name] = Held(stream, handle)
+        log.info("worker %s took %s", self.id, stream.name)
+        return True
+
+    async def _let_go(self, name: str, why: str) -> None:
+        assert self.ingest is not None
+        held = self.held.pop(name, None)
+        self.missing_since.pop(name, None)
+        if held is None:
+            return
+        await self.ingest.release(held.stream.player, held.stream.device)
+        if held.handle is not None:
+            await held.handle.detach()
+        log.info("worker %s let %s go: %s", self.id, name, why)
+
+    async def close(self) -> None:
+        """A worker stopped on purpose lets its streams go at once (the others take them next second)."""
+        for name in list(self.held):
+            await self._let_go(name, "the worker stops")
+            with contextlib.suppress(RedisError):
+                await self.registry.release(name, self.id)
+        await self.reports.drain(5.0)
+        await self.reports.close()
+        if self.ingest is not None:
+            await self.ingest.close()
+        if self.processes is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.processes.close)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        await self.registry.close()
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def run_worker(settings: Settings) -> int:
+    """``proctor worker``: analyse the streams assigned to this worker until SIGTERM or SIGINT."""
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        worker = Worker(settings, settings.worker_id or default_worker_id())
+        await worker.run(stop)
+
+    asyncio.run(main())
+    return 0
