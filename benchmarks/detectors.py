@@ -93,7 +93,7 @@ from benchmarks.observations import save_observations
 from benchmarks.vp8 import CLOCK, Vp8Link
 from video.analysis import FrameAnalyser
 from video.checks import Box, Check, FaceDetector, Frame, Monitor, Observation, Thresholds
-from video.conversion import picture
+from video.conversion import at_analysis_size, picture
 from video.detectors import HaarFaces, available_detector
 from video.errors import VideoError
 
@@ -199,11 +199,18 @@ _WORKER: dict[str, Any] = {}
 
 
 def _start_worker(choice: str, models: Path, cutouts: dict[str, Cutout], paths: dict[str, Path],
-                  observations: Path | None = None) -> None:  # fmt: skip
+                  observations: Path | None = None, low: bool = False) -> None:  # fmt: skip
     exit_with_parent()
     cv2.setNumThreads(1)
     faces, people, note = load_models(choice, models)
-    _WORKER.update(faces=faces, people=people, note=note, cutouts=cutouts, paths=paths, observations=observations)
+    _WORKER.update(faces=faces, people=people, note=note, cutouts=cutouts, paths=paths, observations=observations,
+                   low=low)  # fmt: skip
+
+
+LOW_SIZE = (320, 240)
+LOW_SHARE = 3
+"""``--low``: the distributed mode's low simulcast layer, as the player's page sends it (dashboard/js/publish.js):
+half the size, a third of the bitrate."""
 
 
 def run_offline(spec: ClipSpec) -> ClipResult:
@@ -213,7 +220,9 @@ def run_offline(spec: ClipSpec) -> ClipResult:
     people = TimedSegmenter(_WORKER["people"]) if _WORKER["people"] is not None else None
     analyser = make_analyser(faces, people)
     composer = Composer(spec, _WORKER["cutouts"], _WORKER["paths"])
-    link = Vp8Link(spec.bitrate)
+    low = bool(_WORKER.get("low"))
+    share = LOW_SHARE if low else 1
+    link = Vp8Link(spec.bitrate // share)
     wanted = set(analysed_indices(spec.seconds, spec.fps))
     truths: dict[int, int | None] = {}
     raised: list[Raised] = []
@@ -221,16 +230,17 @@ def run_offline(spec: ClipSpec) -> ClipResult:
     analyse_wall = 0.0
     warm_up = [0.0, 0, 0.0, 0]
     kept: list[Observation] = []
-    for index, (t, image, truth) in enumerate(composer.frames()):
+    for index, (t, composed, truth) in enumerate(composer.frames()):
         truths[index] = truth
-        for decoded in link.send(image, t, sender_bitrate(t, spec.bitrate, spec.fps)):
+        image = np.asarray(cv2.resize(composed, LOW_SIZE, interpolation=cv2.INTER_AREA), np.uint8) if low else composed
+        for decoded in link.send(image, t, sender_bitrate(t, spec.bitrate, spec.fps) // share):
             at = decoded.pts / CLOCK if decoded.pts is not None else t
             number = round(at * spec.fps)
             if number not in wanted:
                 continue
             calls = faces.calls if faces is not None else 0
             begun = time.perf_counter()
-            observation = analyser.observe(picture(decoded), at)
+            observation = analyser.observe(at_analysis_size(picture(decoded)), at)
             findings = analyser.judge(observation)
             analyse_wall += time.perf_counter() - begun
             kept.append(observation)
@@ -449,7 +459,7 @@ def offline_part(args: argparse.Namespace, specs: list[ClipSpec], cutouts: dict[
     print(f"\noffline: {len(ordered)} clips, {sum(s.seconds for s in ordered) / 3600:.2f} h ...", flush=True)
     begun = time.monotonic()
     results: list[ClipResult] = []
-    setup = (args.detector, args.models, cutouts, paths, args.observations)
+    setup = (args.detector, args.models, cutouts, paths, args.observations, args.low)
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn"), initializer=_start_worker,
                              initargs=setup) as pool:  # fmt: skip
         futures = [pool.submit(_run_in_worker, spec) for spec in ordered]
@@ -487,6 +497,9 @@ def main() -> None:
                         help="save each offline clip's observations here, for benchmarks/replay.py")  # fmt: skip
     parser.add_argument("--only", default="",
                         help="only the clips whose names contain one of these comma-separated parts")  # fmt: skip
+    parser.add_argument(
+        "--low", action="store_true", help="offline clips at the low simulcast layer (320x240, a third of the bitrate)"
+    )
     parser.add_argument("--live-only", action="store_true",
                         help="only the live part (what the analysis's pace changes; the offline part is analysed at "
                              "the ingest's rate)")  # fmt: skip

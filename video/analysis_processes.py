@@ -41,7 +41,7 @@ from av import VideoFrame
 
 from video.analysis import FrameAnalyser
 from video.checks import Monitor, Observation, Thresholds
-from video.conversion import from_planes, pixels, planes, small_jpeg, to_jpeg
+from video.conversion import at_analysis_size, from_planes, pixels, planes, small_jpeg, to_jpeg
 from video.detectors import available_detector
 from video.errors import VideoError
 from video.segmentation import available_segmenter
@@ -104,7 +104,7 @@ def serve(connection: Connection, models_dir: str | None, opencv_threads: int) -
             _, stream, at, search, still, shape, layout = message
             data = np.frombuffer(connection.recv_bytes(), dtype=np.uint8).reshape(shape)
             try:
-                image = from_planes(data) if layout == "yuv420p" else data
+                image = at_analysis_size(from_planes(data) if layout == "yuv420p" else data)
                 analyser = analysers[stream]
                 searches = analyser.searches
                 observation = analyser.observe(image, at, search)

@@ -55,6 +55,28 @@ def picture(frame: VideoFrame) -> NDArray[np.uint8]:
     return from_planes(data) if data is not None else pixels(frame)
 
 
+ANALYSED_WIDTH = 640
+"""The checks are measured on 640x480 cameras: their grid is a quarter of the frame's size, and the segmenter's mask,
+the faces' sizes and margins follow from it."""
+
+
+def at_analysis_size(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """A camera's picture narrower than :data:`ANALYSED_WIDTH` (the distributed mode's low simulcast layer, 320x240)
+    scaled up to it (0.3 ms), so that the checks see the frame they were measured on.  Analysed at half size as it
+    came, a present player was taken for gone: 5 false ``left-area`` in a 6-minute clip against 1 scaled up
+    (benchmarks/detectors.py ``--low``); a larger picture is left as it is."""
+    height, width = image.shape[:2]
+    if width >= ANALYSED_WIDTH:
+        return image
+    size = (ANALYSED_WIDTH, round(height * ANALYSED_WIDTH / width))
+    return np.asarray(cv2.resize(image, size, interpolation=cv2.INTER_LINEAR), dtype=np.uint8)
+
+
+def camera_picture(frame: VideoFrame) -> NDArray[np.uint8]:
+    """A camera's decoded frame as the checks analyse it: :func:`picture` at :func:`at_analysis_size`."""
+    return at_analysis_size(picture(frame))
+
+
 def to_jpeg(image: NDArray[np.uint8], quality: int = 80) -> bytes:
     ok, encoded = cv2.imencode(".jpg", image, [int(cv2.IMWRITE_JPEG_QUALITY), quality])
     return bytes(encoded) if ok else b""

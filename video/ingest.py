@@ -32,7 +32,7 @@ from engine.liveness import Source, Timeline
 from video.analysis import FrameAnalyser
 from video.analysis_processes import AnalysisProcesses, AnalysisSlot
 from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds
-from video.conversion import CLIP_SIZE, picture, small_jpeg, to_jpeg
+from video.conversion import CLIP_SIZE, camera_picture, picture, small_jpeg, to_jpeg
 from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, StreamKey
 from video.janus import JanusHandle
 from video.janus import subscribe as janus_subscribe
@@ -229,6 +229,8 @@ class StreamSession:
     closed_at: float | None = None
     """When the peer connection failed or closed."""
     thumbnail: bytes | None = None
+    frame_size: tuple[int, int] | None = None
+    """The last analysed frame's width and height (the SFU's low simulcast layer is half the camera's)."""
     """The last analysed frame as a small JPEG (CLIP_SIZE), for the arbiters' dashboard; overwritten each time."""
     relay: MediaRelay = field(default_factory=MediaRelay)
     """Fans the player's video track out: the analysis is one subscriber, each arbiter's live view another."""
@@ -426,7 +428,7 @@ class StreamSession:
     def _observe(self, frame: VideoFrame, at: float, search: bool) -> tuple[Frame, Observation, bytes]:
         """In the executor, all at once: the frame converted (off the event loop, which must keep draining every
         stream's packets), what it shows, and its small JPEG."""
-        image: Frame = picture(frame)
+        image: Frame = camera_picture(frame)
         return image, self.analyser.observe(image, at, search), small_jpeg(image)
 
     async def _look(
@@ -457,11 +459,12 @@ class StreamSession:
             # faces); the frames between reuse what they found.
             image, observation, small_frame, still = await self._look(frame, at, bool(capturing), wants_still)
             self.frames_analysed += 1
+            self.frame_size = (frame.width, frame.height)
             self.last_faces = observation.faces
             findings = self.monitor.feed(observation)
             if self.reference is not None and at - self.viewed_at >= self.limits.view_interval_s:
                 if image is None:
-                    image = await loop.run_in_executor(self.executor, picture, frame)
+                    image = await loop.run_in_executor(self.executor, camera_picture, frame)
                 findings += await loop.run_in_executor(self.executor, self._compare_view, image, at)
             self.thumbnail = small_frame
             if self.on_clip is not None or capturing:
@@ -477,7 +480,7 @@ class StreamSession:
                 snapshot = None
                 if finding.ended is None:
                     if image is None:
-                        image = await loop.run_in_executor(self.executor, picture, frame)
+                        image = await loop.run_in_executor(self.executor, camera_picture, frame)
                     snapshot = to_jpeg(image)
                 self.on_finding(self.key, finding, snapshot)
                 if finding.ended is None and self.on_clip is not None:
@@ -712,14 +715,15 @@ class Ingest:
 
     async def subscribe(
         self, player_ref: str, handle: JanusHandle, room: int, feed: int, policy: StreamPolicy | None = None,
-        device: Device = Device.FRONT, pin: str = "",
+        device: Device = Device.FRONT, pin: str = "", substream: int | None = None,
     ) -> None:  # fmt: skip
         """Take a player's device from the SFU (the distributed mode, issue 16): subscribe to its ``feed`` in
         Janus's ``room`` through ``handle`` (video.janus) and analyse it as a stream the player offered directly
-        (:meth:`answer`).  Janus's refusal raises :class:`video.janus.JanusError` and allocates nothing."""
+        (:meth:`answer`); ``substream``: the simulcast layer to take (0, the lowest; None: Janus's default, the
+        highest).  Janus's refusal raises :class:`video.janus.JanusError` and allocates nothing."""
         pc, session = self._connection(player_ref, policy, device)
         try:
-            await janus_subscribe(handle, pc, room, feed, pin)
+            await janus_subscribe(handle, pc, room, feed, pin, substream)
         except BaseException:
             await pc.close()
             raise

@@ -206,8 +206,12 @@ async def publish(handle: JanusHandle, pc: RTCPeerConnection, room: int, display
             await asyncio.sleep(0.1)
 
 
-async def subscribe(handle: JanusHandle, pc: RTCPeerConnection, room: int, feed: int, pin: str = "") -> None:
-    """Receive ``feed`` on ``pc`` (an analysis worker's, an arbiter's): Janus offers, ``pc`` answers."""
+async def subscribe(
+    handle: JanusHandle, pc: RTCPeerConnection, room: int, feed: int, pin: str = "", substream: int | None = None
+) -> None:
+    """Receive ``feed`` on ``pc`` (an analysis worker's, an arbiter's): Janus offers, ``pc`` answers.  ``substream``:
+    the simulcast layer to receive (0: the lowest) when the publisher sends several; None: Janus's default, the
+    highest."""
     offered = await handle.message({"request": "join", "ptype": "subscriber", "room": room,
                                     "streams": [{"feed": feed}], **_pin(pin)})  # fmt: skip
     jsep = offered["jsep"]
@@ -215,3 +219,5 @@ async def subscribe(handle: JanusHandle, pc: RTCPeerConnection, room: int, feed:
     await pc.setLocalDescription(await pc.createAnswer())
     local = pc.localDescription
     await handle.message({"request": "start", "room": room}, {"type": local.type, "sdp": local.sdp})
+    if substream is not None:
+        await handle.message({"request": "configure", "substream": substream})
