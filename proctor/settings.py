@@ -73,6 +73,9 @@ class Settings:
     and Janus tokens are derived from it (proctor.sfu).  Changing it changes them all."""
     worker_capacity: int = 40
     """Streams one analysis worker takes at most (``proctor worker``; docs/deploy.md says how to size it)."""
+    worker_layer: str = "high"
+    """Which simulcast layer the analysis workers take from a page that sends two (the page sends the camera's full
+    picture and half its size): ``high`` or ``low`` (docs/video.md measures the checks on each)."""
     worker_id: str = ""
     """The worker's name in the registry; empty: host name and process id."""
     turn_ttl_s: int = 3600

@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import hmac
 import logging
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -36,6 +37,8 @@ from video.janus import JanusAdmin, JanusError, JanusHandle, JanusSession, creat
 log = logging.getLogger("proctor.sfu")
 
 REPUBLISH_S: Final = 3.0
+PUBLISHING_WAIT_S: Final = 8.0
+"""How long the service waits for a feed a page says it published to be publishing in Janus."""
 ROOM_PUBLISHERS: Final = len(Device) + 1
 """A room's publishers: the player's devices, and one more for a page publishing again before Janus dropped the
 first."""
@@ -171,10 +174,14 @@ class PlayerRooms:
             reply = await handle.request({"request": "listparticipants", "room": room})
             return list(reply.get("participants", []))
 
-        participants = await self._with_janus(listed)
-        if not any(p.get("id") == feed and p.get("publisher") and p.get("display") == device.value
-                   for p in participants):  # fmt: skip
-            raise ConflictError(f"feed {feed} is not publishing the {device.title} in this player's room")
+        # Janus lists a feed as publishing once its media flow (ICE and DTLS done): a page that tells it at once
+        # waits here for that, a few seconds at most.
+        deadline = time.monotonic() + PUBLISHING_WAIT_S
+        while not any(p.get("id") == feed and p.get("publisher") and p.get("display") == device.value
+                      for p in await self._with_janus(listed)):  # fmt: skip
+            if time.monotonic() >= deadline:
+                raise ConflictError(f"feed {feed} is not publishing the {device.title} in this player's room")
+            await asyncio.sleep(0.2)
         leave = next((s.leave_until for s in self.streams.values() if s.player == player_ref), 0.0)
         stream = PublishedStream(player_ref, device, room, pin, feed, policy_json(policy), leave)
         self.streams[stream.name] = stream

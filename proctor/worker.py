@@ -48,6 +48,9 @@ from video.segmentation import available_segmenter
 log = logging.getLogger("proctor.worker")
 
 STEP_S: Final = 1.0
+LAYERS: Final = {"high": None, "low": 0}
+"""The simulcast layer a worker takes (``WORKER_LAYER``) as Janus's substream: the lowest is 0; None leaves Janus's
+default, the highest."""
 MISSING_S: Final = 15.0
 """A held stream missing from the registry this long was withdrawn (shorter: Redis restarted, the service writes it
 again within seconds)."""
@@ -146,6 +149,9 @@ class Worker:
         self.settings = settings
         self.id = worker_id
         self.capacity = settings.worker_capacity
+        if settings.worker_layer not in LAYERS:
+            raise ConfigurationError(f"PROCTOR_WORKER_LAYER must be {' or '.join(LAYERS)}")
+        self.substream = LAYERS[settings.worker_layer]
         self.registry = StreamRegistry(settings.bus_url)
         self.reports = Reports(writer_urls(settings.writer_urls), settings.worker_secret, worker_id)
         self.held: dict[str, Held] = {}
@@ -264,7 +270,7 @@ class Worker:
             if stream.leave_until:
                 self.ingest.grant_leave(stream.player, stream.leave_until)
             await self.ingest.subscribe(stream.player, handle, stream.room, stream.feed, policy_of(stream.policy),
-                                        stream.device, stream.pin)  # fmt: skip
+                                        stream.device, stream.pin, self.substream)  # fmt: skip
         except (JanusError, TimeoutError, aiohttp.ClientError) as error:
             log.warning("stream %s not taken: %s", stream.name, error)
             if handle is not None:

@@ -6,6 +6,7 @@
 
 import { $ } from "/assets/elements.js";
 import { t } from "/assets/i18n.js";
+import { hangUp, publish } from "/assets/publish.js";
 
 const KIND = { connected: "ok", "analysis-degraded": "ok", "not-connected": "wait", lost: "bad", stopped: "bad",
                refused: "bad", frozen: "bad", covered: "bad", moved: "bad", changed: "bad" };
@@ -74,7 +75,7 @@ export function playerDevices(token, { rtcConfig, why }) {
     screen.ended = true;
     clearInterval(screen.watch);
     clearTimeout(retry);
-    if (screen.pc) screen.pc.close();
+    hangUp(screen.pc);
     $("screen-preview").srcObject = null;
     say("screen.stopped");
     show({ screen: { state: "stopped", since: Date.now() } });
@@ -87,7 +88,7 @@ export function playerDevices(token, { rtcConfig, why }) {
     if (!screen || screen.ended) return;
     const config = await rtcConfig();
     if (!config || !screen || screen.ended) return;
-    if (screen.pc) screen.pc.close();
+    hangUp(screen.pc);
     const pc = new RTCPeerConnection({ iceServers: config.iceServers });
     screen.pc = pc;
     const sender = pc.addTrack(screen.track, screen.stream);
@@ -97,22 +98,18 @@ export function playerDevices(token, { rtcConfig, why }) {
         retry = setTimeout(connect, RETRY_MS);
       }
     };
-    await pc.setLocalDescription(await pc.createOffer());
-    await new Promise((resolve) => {
-      if (pc.iceGatheringState === "complete") return resolve();
-      pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && resolve();
-    });
-    const answer = await fetch("/api/v1/rtc/offer", {
-      method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ sdp: pc.localDescription.sdp, type: "offer", token, device: "screen",
-                             surface: screen.surface }),
-    });
-    if (!answer.ok) {
-      say("screen.refusedBy", { why: await why(answer) });
-      if (answer.status === 409) retry = setTimeout(connect, RETRY_MS); // the old share not yet gone
+    let refused;
+    try {
+      refused = await publish(pc, { config, token, device: "screen", surface: screen.surface });
+    } catch (error) {  // the media server did not take it: again shortly
+      retry = setTimeout(connect, RETRY_MS);
       return;
     }
-    await pc.setRemoteDescription(await answer.json());
+    if (refused) {
+      say("screen.refusedBy", { why: await why(refused) });
+      if (refused.status === 409) retry = setTimeout(connect, RETRY_MS); // the old share not yet gone
+      return;
+    }
     const parameters = sender.getParameters();
     parameters.encodings = parameters.encodings && parameters.encodings.length ? parameters.encodings : [{}];
     parameters.encodings[0].maxFramerate = SCREEN_VIDEO.frameRate;
@@ -141,7 +138,7 @@ export function playerDevices(token, { rtcConfig, why }) {
       report("refused", surface || "unknown");
       return;
     }
-    if (screen && !screen.ended) { screen.ended = true; clearInterval(screen.watch); if (screen.pc) screen.pc.close(); }
+    if (screen && !screen.ended) { screen.ended = true; clearInterval(screen.watch); hangUp(screen.pc); }
     track.contentHint = "detail";
     screen = { stream, track, surface, pc: null, ended: false };
     track.addEventListener("ended", ended);

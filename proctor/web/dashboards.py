@@ -9,21 +9,33 @@ from pathlib import Path
 from typing import Final
 
 from aiohttp import web
+from yarl import URL
 
 from engine.penalties import OFFENCES
+from proctor.settings import Settings
 from proctor.web.openapi import Route
 
 ARBITER_PAGE = Path(__file__).parent.parent.parent / "dashboard" / "arbiter.html"
 
 
-def page_policy(nonce: str) -> str:
+def page_policy(nonce: str, connect: str = "") -> str:
     """The dashboards' Content-Security-Policy: their one script (by nonce: a module, whose imports of the shared
     modules, proctor.web.page_modules, load by the same nonce), and this server for data, images (the camera
-    thumbnails and evidence stills) and clips; nothing else."""
+    thumbnails and evidence stills) and clips; nothing else.  ``connect``: one more origin the page may call (the
+    media server's, in the distributed mode, when it is not behind this server's address)."""
     return (
-        f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; connect-src 'self'; "
+        f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; connect-src 'self'{connect}; "
         "img-src 'self' data:; media-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     )
+
+
+def media_server_origin(settings: Settings) -> str:
+    """The media server's origin as a page's ``connect-src`` adds it (`` http://host:port``), if the pages reach it
+    at another address than this server's (``JANUS_PUBLIC_URL``, else ``JANUS_URL``)."""
+    url = URL(settings.janus_public_url or settings.janus_url)
+    if not settings.janus_url or not url.is_absolute():
+        return ""
+    return f" {url.origin()}"
 
 
 async def arbiter_page(request: web.Request) -> web.Response:

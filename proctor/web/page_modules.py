@@ -21,8 +21,8 @@ from proctor.web.openapi import Route
 
 MODULE_FOLDER: Final = Path(__file__).parent.parent.parent / "dashboard" / "js"
 PAGE_MODULES: Final = frozenset(
-    {"arbiter_words", "board", "check_in", "elements", "event_stream", "i18n", "incident_words", "player_devices",
-     "session", "talk", "times"}
+    {"arbiter_words", "board", "check_in", "elements", "event_stream", "i18n", "incident_words", "janus_client",
+     "player_devices", "publish", "session", "talk", "times"}
 )  # fmt: skip
 """The modules the pages import, by name (dashboard/js/{name}.js)."""
 

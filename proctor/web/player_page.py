@@ -18,7 +18,7 @@ from proctor.live_views import sender_video
 from proctor.microphone import MICROPHONE
 from proctor.player_devices import require_device
 from proctor.wall_clock import now_ms
-from proctor.web.dashboards import page_policy
+from proctor.web.dashboards import media_server_origin, page_policy
 from proctor.web.event_streams import relay
 from proctor.web.inputs import context_of, json_body, text_field
 from proctor.web.openapi import Route
@@ -54,7 +54,8 @@ async def play_page(request: web.Request) -> web.Response:
         return web.Response(text=text, status=404, headers=headers, charset="utf-8")
     nonce = secrets.token_urlsafe(18)
     text = PLAYER_PAGE.read_text(encoding="utf-8").replace("{{NONCE}}", nonce)
-    headers = {"Content-Security-Policy": page_policy(nonce), "Cache-Control": "no-store"}
+    policy = page_policy(nonce, media_server_origin(context.settings))  # the distributed mode: the page publishes there
+    headers = {"Content-Security-Policy": policy, "Cache-Control": "no-store"}
     return web.Response(text=text, content_type="text/html", headers=headers)
 
 
@@ -69,6 +70,8 @@ async def rtc_config(request: web.Request) -> web.Response:
         "video": context.camera.video_wanted.get(player, sender_video(settings, watched=False)),
         "viewRate": settings.live_view_rate,
         "analysisRate": settings.analysis_rate,
+        # The distributed mode (issue 16): the page publishes to the media server, in the player's room.
+        "sfu": bool(settings.janus_url),
         # The section requires the microphone (proctor.microphone): the page sends it with the front camera.
         "microphone": microphone.required,
         # How long a sound clip is kept, for the page's notice before the player agrees.

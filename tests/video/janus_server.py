@@ -35,10 +35,12 @@ class JanusServer:
     admin_port: int
     admin_secret: str
     process: subprocess.Popen[bytes] | None = None
+    ip: str = "127.0.0.1"
+    """Where its API listens (a browser test's namespace address: Chromium's page calls it)."""
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.api_port}/janus"
+        return f"http://{self.ip}:{self.api_port}/janus"
 
     @property
     def admin_url(self) -> str:
@@ -60,7 +62,7 @@ class JanusServer:
         )
         (self.folder / "janus.transport.http.jcfg").write_text(
             'general: {\n  json = "compact"\n  base_path = "/janus"\n  http = true\n'
-            f'  port = {self.api_port}\n  ip = "127.0.0.1"\n  https = false\n}}\n'
+            f'  port = {self.api_port}\n  ip = "{self.ip}"\n  https = false\n}}\n'
             'admin: {\n  admin_base_path = "/admin"\n  admin_http = true\n'
             f'  admin_port = {self.admin_port}\n  admin_ip = "127.0.0.1"\n  admin_https = false\n}}\n'
         )
@@ -74,7 +76,7 @@ class JanusServer:
         )
         for _ in range(200):
             try:
-                with socket.create_connection(("127.0.0.1", self.api_port), timeout=0.2):
+                with socket.create_connection((self.ip, self.api_port), timeout=0.2):
                     return
             except OSError:
                 assert self.process.poll() is None, (self.folder / "janus.log").read_text()[-2000:]
@@ -91,9 +93,9 @@ class JanusServer:
             self.process = None
 
 
-def start_janus(folder: Path) -> JanusServer:
-    """A Janus started with its configuration in ``folder`` (the caller stops it)."""
-    server = JanusServer(folder, _free_port(), _free_port(), secrets.token_hex(16))
+def start_janus(folder: Path, ip: str = "127.0.0.1") -> JanusServer:
+    """A Janus started with its configuration in ``folder``, its API on ``ip`` (the caller stops it)."""
+    server = JanusServer(folder, _free_port(), _free_port(), secrets.token_hex(16), ip=ip)
     server.start()
     return server
 
