@@ -80,6 +80,7 @@ from proctor.settings import Settings
 from proctor.sfu import PlayerRooms
 from proctor.staging import Batch
 from proctor.stream_registry import StreamRegistry
+from proctor.stream_views import StreamViews
 from proctor.talk import Talks
 from proctor.wall_clock import now_ms
 from proctor.writer import Writer
@@ -101,7 +102,6 @@ from video.ingest import (
     Ingest,
     IngestSettings,
     StreamPolicy,
-    StreamSession,
     ear_crop,
     face_centre,
     face_turn,
@@ -510,12 +510,15 @@ class Camera:
     rooms: PlayerRooms | None = None
     """The players' rooms on Janus, in the distributed mode (proctor.sfu: ``JANUS_URL``); None: the cameras come
     here directly."""
+    streams: StreamViews = field(init=False)
+    """The streams as the desk sees them: the ingest's, and in the distributed mode the workers' reports."""
     devices: PlayerDevices = field(init=False)
     """The players' second cameras and screens: the side camera's approved view, the screen's reports and stills,
     each device's state (proctor.player_devices)."""
 
     def __post_init__(self) -> None:
         self.devices = PlayerDevices(self)
+        self.streams = StreamViews(None)
 
     def start(self, thresholds: Thresholds | None = None) -> None:
         detector, faces_note = available_detector(Path(self.settings.models_dir))
@@ -534,6 +537,7 @@ class Camera:
         self.ingest = Ingest(config, detector, self.executor, self.on_finding, self.on_clip, people, self.processes)
         self.ingest.on_still = self.devices.on_still
         self.ingest.start()
+        self.streams.ingest = self.ingest
         self.live_views = LiveViews(self.settings, self.service, self.writer, self.ingest, self.tell,
                                     self.video_wanted, list(config.ice_servers))  # fmt: skip
         self.live_views.start()
@@ -555,7 +559,10 @@ class Camera:
             raise ConfigurationError("PROCTOR_JANUS_URL needs PROCTOR_BUS_URL, PROCTOR_WORKER_SECRET and "
                                      "PROCTOR_JANUS_ADMIN_URL")  # fmt: skip
         self.rooms = PlayerRooms(settings, StreamRegistry(settings.bus_url))
+        self.rooms.remote = self.streams.remote  # the workers' reports, as the desk sees them
         await self.rooms.start()
+        if self.live_views is not None:  # the arbiters watch through Janus
+            self.live_views.rooms = self.rooms
         with self.writer.engine.connect() as connection:
             for player_ref, until_ms in leave_granted(connection, now_ms()).items():
                 self.rooms.grant_leave(player_ref, until_ms / 1000)
@@ -685,9 +692,18 @@ class Camera:
     def on_finding(self, stream: str | StreamKey, finding: Finding, snapshot: bytes | None) -> None:
         """A check's finding on a stream (a bare player id: their front camera)."""
         self._spawn(self._record(stream_key(stream), finding, snapshot))
-        # A device's state changes with these (proctor.player_devices): the pages and the desk are told.
+        self._device_changed(stream_key(stream), finding)
+
+    async def worker_finding(self, stream: StreamKey, finding: Finding, snapshot: bytes | None) -> int | None:
+        """A finding an analysis worker reports (the distributed mode): recorded as one of this process's, once."""
+        incident = await self.record_finding(stream, finding, snapshot)
+        self._device_changed(stream, finding)
+        return incident
+
+    def _device_changed(self, stream: StreamKey, finding: Finding) -> None:
+        """A device's state changes with these (proctor.player_devices): the pages and the desk are told."""
         if finding.check in (Check.LOST, Check.COVERED, Check.FROZEN, Check.CAMERA_MOVED, Check.SCREEN_CHANGED):
-            self.devices.changed(stream_key(stream).player)
+            self.devices.changed(stream.player)
 
     def on_clip(self, stream: str | StreamKey, finding: Finding, clip: bytes) -> None:
         self._spawn(self._attach_clip(stream_key(stream), finding, clip))
@@ -1176,7 +1192,7 @@ class Camera:
         the ear check, is the player's check-in for their next round (24.1.1, proctor.check_ins)."""
         self.require_known(player_ref)
         at = now_ms()
-        streaming = self.ingest is not None and self.ingest.live(player_ref) is not None
+        streaming = self.streams.live(player_ref) is not None
         verdict = "setup approved" if approved else "setup not approved"
         action = CameraControl(who, player_ref, "approval", incident,
                                {"approved": approved, "note": note, "streaming": streaming},
@@ -1190,8 +1206,8 @@ class Camera:
     def status(self, player_ref: str) -> dict[str, Any]:
         """The player's camera as the arbiters see it."""
         self.require_known(player_ref)
-        session = self.ingest.last(player_ref) if self.ingest is not None else None
-        live = self.ingest is not None and self.ingest.live(player_ref) is not None
+        session = self.streams.last(player_ref)
+        live = self.streams.live(player_ref) is not None
         with self.writer.engine.connect() as connection:
             history = CameraHistory.read(connection, player_ref)
         since = None if session is None else session.opened_at if live else session.closed_at
@@ -1224,29 +1240,28 @@ class Camera:
     def _analysis(self, player_ref: str, live: bool) -> dict[str, Any]:
         """The analysis rate of the player's live stream against its set rate; ``degraded`` when the service cannot
         keep it (the findings may then come late: the arbiters see "analysis-degraded")."""
-        session = self.ingest.live(player_ref) if self.ingest is not None and live else None
+        session = self.streams.live(player_ref) if live else None
         target = self.settings.analysis_rate
-        if session is None:
+        if session is None or not hasattr(session, "rate_achieved"):
             return {"rate": None, "target": target, "degraded": False, "status": None}
         achieved = session.rate_achieved(time.time())
+        degraded = self.streams.degraded(session)
         return {"rate": None if achieved is None else round(achieved, 2), "target": target,
-                "degraded": session.degraded, "status": "analysis-degraded" if session.degraded else "ok"}  # fmt: skip
+                "degraded": degraded, "status": "analysis-degraded" if degraded else "ok"}  # fmt: skip
 
     def stream_snapshots(self, device: Device = Device.FRONT) -> dict[str, StreamSnapshot]:
         """The camera roster's view of every stream of this device this process has seen, by player: up or ended,
         since when, frozen, moved from its approved view, analysis-degraded (on the event loop, where the ingest
         changes them)."""
         snapshots: dict[str, StreamSnapshot] = {}
-        if self.ingest is None:
-            return snapshots
-        for ref, _ in {key for key in set(self.ingest.sessions) | set(self.ingest.ended) if key.device is device}:
-            session = self.ingest.last(ref, device)
+        for ref in self.streams.players(device):
+            session = self.streams.last(ref, device)
             if session is None:
                 continue
-            live = self.ingest.live(ref, device) is not None
+            live = self.streams.live(ref, device) is not None
             frozen = any(f.check is Check.FROZEN for f in session.active())
             moved = any(f.check is Check.CAMERA_MOVED for f in session.active())
-            degraded = live and isinstance(session, StreamSession) and session.degraded
+            degraded = live and self.streams.degraded(session)
             closed = None if session.closed_at is None else int(session.closed_at * 1000)
             snapshots[ref] = StreamSnapshot(live, int(session.opened_at * 1000), closed, live and frozen, degraded,
                                             live and moved)  # fmt: skip
@@ -1254,8 +1269,7 @@ class Camera:
 
     def thumbnail(self, player_ref: str, device: Device = Device.FRONT) -> bytes | None:
         """The last analysed frame of the player's live stream of this device as a small JPEG; None without one."""
-        session = self.ingest.live(player_ref, device) if self.ingest is not None else None
-        return None if session is None else session.thumbnail
+        return self.streams.thumbnail(player_ref, device)
 
     # --- The player's page ------------------------------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ from proctor.assignments import require_assigned_to_player
 from proctor.errors import ConflictError, NotFoundError, TooManyRequestsError
 from proctor.service import Service
 from proctor.settings import Settings
+from proctor.sfu import PlayerRooms
 from proctor.wall_clock import now_ms
 from proctor.writer import Writer
 from video.devices import Device
@@ -51,6 +52,8 @@ WATCH_EVERY_S: Final = 2.0
 """How often the views are checked for a viewer gone without saying so..."""
 CONNECT_WITHIN_S: Final = 20.0
 """...or one that never connected in this time."""
+RENEW_WITHIN_S: Final = 60.0
+"""A view through Janus the desk has not renewed for this long is over (the desk renews every 20 s)."""
 
 
 class ViewSize(enum.Enum):
@@ -104,17 +107,25 @@ class LiveView:
     who: Identity
     size: ViewSize
     started_ms: int
-    pc: RTCPeerConnection
-    track: MediaStreamTrack
+    pc: RTCPeerConnection | None
+    """The view's connection from this process (None: the arbiter's browser takes it from Janus)."""
+    track: MediaStreamTrack | None
     device: Device = Device.FRONT
     """Which of the player's devices it shows (the desk's large view shows a player's set: front, side, screen)."""
     sound: MediaStreamTrack | None = None
     """The player's microphone, relayed with the front camera when the desk asks for it (its offer can receive
     sound) and the player's section listens to it (issue 15: the desk's level meter, and listening live)."""
+    renewed_ms: int = 0
+    """A view through Janus: when the desk last said it still shows it (:meth:`LiveViews.renew`)."""
+
+    @property
+    def through_sfu(self) -> bool:
+        return self.pc is None
 
     def describe(self) -> dict[str, Any]:
         return {"id": self.id, "player": self.player_ref, "size": self.size.value, "since": self.started_ms,
-                "device": self.device.value, "sound": self.sound is not None}  # fmt: skip
+                "device": self.device.value, "sound": self.sound is not None,
+                "through": "janus" if self.through_sfu else "service"}  # fmt: skip
 
 
 @dataclass
@@ -132,6 +143,9 @@ class LiveViews:
     ice_servers: list[RTCIceServer] = field(default_factory=list)
     views: dict[str, LiveView] = field(default_factory=dict)
     watchdog: asyncio.Task[None] | None = None
+    rooms: PlayerRooms | None = None
+    """The distributed mode (proctor.sfu): the arbiters' browsers watch through Janus, and this process relays
+    nothing (:meth:`open_through_sfu`)."""
 
     def start(self) -> None:
         self.watchdog = asyncio.get_running_loop().create_task(self._watch())
@@ -148,14 +162,17 @@ class LiveViews:
 
     @property
     def in_use(self) -> int:
-        return sum(view.size.cost for view in self.views.values())
+        """What the views this process relays count against ``live_views_max`` (those through Janus cost it
+        nothing)."""
+        return sum(view.size.cost for view in self.views.values() if not view.through_sfu)
 
     def watchers(self, player_ref: str) -> int:
         """How many views watch the player's front camera (the one whose rate the page raises while watched)."""
         return sum(view.player_ref == player_ref and view.device is Device.FRONT for view in self.views.values())
 
     def describe(self) -> dict[str, Any]:
-        return {"max": self.settings.live_views_max, "in_use": self.in_use, "rate": self.settings.live_view_rate}
+        return {"max": self.settings.live_views_max, "in_use": self.in_use, "rate": self.settings.live_view_rate,
+                "sfu": self.rooms is not None}  # fmt: skip
 
     async def open(
         self, who: Identity, player_ref: str, sdp: str, kind: str, size: ViewSize, device: Device = Device.FRONT
@@ -203,16 +220,49 @@ class LiveViews:
             if pc.connectionState in ("failed", "closed") and view.id in self.views:
                 await self.end(view.id, None, "connection " + pc.connectionState)
 
-        first = device is Device.FRONT and self.watchers(player_ref) == 1
-        await self.writer.submit(lambda connection, batch: self.service.audit(
-            connection, batch, view.started_ms, who.label, "camera.view", f"player:{player_ref}",
-            {"view": view.id, "size": size.value, "device": device.value, "sound": view.sound is not None},
-        ))  # fmt: skip
-        if first:
-            self._ask_rate(player_ref)
+        await self._opened(view)
         log.info("live view %s opened (%s): %d of %d in use", view.id, size.value, self.in_use,
                  self.settings.live_views_max)  # fmt: skip
         return view, pc.localDescription
+
+    async def open_through_sfu(
+        self, who: Identity, player_ref: str, size: ViewSize, device: Device = Device.FRONT
+    ) -> tuple[LiveView, dict[str, Any]]:
+        """The distributed mode's view: what the arbiter's browser needs to take the player's ``device`` from Janus
+        (:meth:`proctor.sfu.PlayerRooms.viewer_grant`); audited like a relayed view, and kept while the desk renews
+        it (:meth:`renew`, every :data:`RENEW_WITHIN_S` at least).  ForbiddenError beyond the arbiter's assignment,
+        ConflictError when the player does not publish the device."""
+        assert self.rooms is not None
+        with self.writer.engine.connect() as connection:
+            require_assigned(connection, self.service, who, player_ref)
+        grant = await self.rooms.viewer_grant(who.name, player_ref, device)
+        started = now_ms()
+        view = LiveView(secrets.token_urlsafe(9), player_ref, who, size, started, None, None, device,
+                        renewed_ms=started)  # fmt: skip
+        self.views[view.id] = view
+        await self._opened(view)
+        log.info("live view %s opened through Janus (%s)", view.id, size.value)
+        return view, grant
+
+    def renew(self, view_id: str, who: Identity) -> LiveView:
+        """The desk still shows this view through Janus.  NotFoundError for an unknown view, or another arbiter's."""
+        view = self.views.get(view_id)
+        if view is None or who.name != view.who.name:
+            raise NotFoundError(f"no live view {view_id!r} of yours")
+        view.renewed_ms = now_ms()
+        return view
+
+    async def _opened(self, view: LiveView) -> None:
+        """A view opened: audited; the player's page asked for the live rate by the first viewer of its camera."""
+        player_ref = view.player_ref
+        first = view.device is Device.FRONT and self.watchers(player_ref) == 1
+        detail = {"view": view.id, "size": view.size.value, "device": view.device.value,
+                  "sound": view.sound is not None, "through": "janus" if view.through_sfu else "service"}  # fmt: skip
+        await self.writer.submit(lambda connection, batch: self.service.audit(
+            connection, batch, view.started_ms, view.who.label, "camera.view", f"player:{player_ref}", detail,
+        ))  # fmt: skip
+        if first:
+            self._ask_rate(player_ref)
 
     async def end(self, view_id: str, who: Identity | None, reason: str) -> dict[str, Any]:
         """End a view (its viewer closed it, or its connection ended): audited with how long it lasted; the last
@@ -222,7 +272,8 @@ class LiveViews:
         if view is None or (who is not None and who.name != view.who.name):
             raise NotFoundError(f"no live view {view_id!r} of yours")
         del self.views[view_id]
-        view.track.stop()
+        if view.track is not None:
+            view.track.stop()
         if view.sound is not None:
             view.sound.stop()
         ended = now_ms()
@@ -235,7 +286,8 @@ class LiveViews:
                 {"view": view.id, "size": view.size.value, "seconds": seconds, "reason": reason},
             ))  # fmt: skip
         finally:
-            await view.pc.close()
+            if view.pc is not None:
+                await view.pc.close()
         log.info("live view %s ended after %.0f s (%s)", view.id, seconds, reason)
         return {**view.describe(), "seconds": seconds}
 
@@ -266,6 +318,10 @@ def gone(views: Iterable[LiveView], now: int) -> list[tuple[str, str]]:
     not turn into the peer connection's state), it failed, or it never connected within ``CONNECT_WITHIN_S``."""
     ended = []
     for view in views:
+        if view.pc is None:  # through Janus: gone when the desk stops renewing it
+            if now - view.renewed_ms > RENEW_WITHIN_S * 1000:
+                ended.append((view.id, "viewer gone (not renewed)"))
+            continue
         transport = next((t.sender.transport for t in view.pc.getTransceivers() if t.sender.transport), None)
         state = transport.state if transport is not None else "new"
         if state in ("closed", "failed"):

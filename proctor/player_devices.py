@@ -24,10 +24,10 @@ from sqlmodel import col
 from proctor.accounts import Identity
 from proctor.errors import ConflictError, NotFoundError
 from proctor.models import CameraAction
+from proctor.stream_views import SeenStream, degraded
 from proctor.wall_clock import now_ms
 from video.checks import Check
 from video.devices import Device, StreamKey
-from video.ingest import EndedStream, StreamSession
 from video.reference_view import ReferenceView
 
 if TYPE_CHECKING:
@@ -73,13 +73,13 @@ def device_state(device: Device, stream: DeviceSnapshot | None, refused: tuple[s
     return {"state": "analysis-degraded" if stream.degraded else "connected", "since": stream.since_ms}
 
 
-def snapshot_of(session: StreamSession | EndedStream | None, live: bool) -> DeviceSnapshot | None:
+def snapshot_of(session: SeenStream | None, live: bool) -> DeviceSnapshot | None:
     if session is None:
         return None
     since = session.opened_at if live else session.closed_at
     return DeviceSnapshot(live, None if since is None else int(since * 1000),
                           frozenset(f.check.value for f in session.active()),
-                          live and isinstance(session, StreamSession) and session.degraded)  # fmt: skip
+                          live and degraded(session))  # fmt: skip
 
 
 class PlayerDevices:
@@ -102,8 +102,8 @@ class PlayerDevices:
         ingest = camera.ingest
         found: dict[str, dict[str, Any]] = {}
         for device in policy.devices:
-            live = ingest is not None and ingest.live(player_ref, device) is not None
-            session = ingest.last(player_ref, device) if ingest is not None else None
+            live = camera.streams.live(player_ref, device) is not None
+            session = camera.streams.last(player_ref, device)
             state = device_state(device, snapshot_of(session, live), self.refusals.get(StreamKey(player_ref, device)))
             if device is not Device.FRONT:  # the side camera's setup, or the screen's board, approved
                 state["reference"] = ingest is not None and StreamKey(player_ref, device) in ingest.references

@@ -30,6 +30,7 @@ from redis.exceptions import RedisError
 from proctor.errors import ConflictError, MediaServerUnavailableError
 from proctor.settings import Settings
 from proctor.stream_registry import PublishedStream, StreamRegistry, policy_json, stream_name
+from proctor.stream_views import RemoteStream
 from video.devices import Device, StreamKey
 from video.ingest import StreamPolicy
 from video.janus import JanusAdmin, JanusError, JanusHandle, JanusSession, create_room
@@ -37,6 +38,7 @@ from video.janus import JanusAdmin, JanusError, JanusHandle, JanusSession, creat
 log = logging.getLogger("proctor.sfu")
 
 REPUBLISH_S: Final = 3.0
+READ_REPORTS_S: Final = 1.0
 PUBLISHING_WAIT_S: Final = 8.0
 """How long the service waits for a feed a page says it published to be publishing in Janus."""
 ROOM_PUBLISHERS: Final = len(Device) + 1
@@ -83,7 +85,9 @@ class PlayerRooms:
         self.handle: JanusHandle | None = None
         self.lock = asyncio.Lock()
         self.task: asyncio.Task[None] | None = None
-        self.tokens_added = False
+        self.reading: asyncio.Task[None] | None = None
+        self.remote: dict[StreamKey, RemoteStream] = {}
+        """The workers' latest reports of these streams (proctor.stream_views), read every second."""
 
     def _room(self, player_ref: str) -> tuple[int, str, str]:
         """The player's room id (1 … 2^31 - 1), its PIN and its secret."""
@@ -106,12 +110,14 @@ class PlayerRooms:
         except MediaServerUnavailableError:
             log.warning("Janus is not answering: the workers' token is added when it does")
         self.task = asyncio.get_running_loop().create_task(self._republish_forever())
+        self.reading = asyncio.get_running_loop().create_task(self._read_reports_forever())
 
     async def close(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+        for task in (self.task, self.reading):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self._drop_session()
         if self.http is not None:
             await self.http.close()
@@ -191,6 +197,24 @@ class PlayerRooms:
             log.warning("the stream registry is away (%s): %s entered on the next round", error, stream.name)
         return stream
 
+    async def viewer_grant(self, viewer: str, player_ref: str, device: Device) -> dict[str, Any]:
+        """What an arbiter's browser needs to watch the player's ``device`` through Janus (the live view of the
+        distributed mode): Janus's address, the arbiter's own token (added now), the player's room, its PIN and the
+        feed.  ConflictError when the player does not publish that device."""
+        stream = self.streams.get(stream_name(StreamKey(player_ref, device)))
+        if stream is None:
+            raise ConflictError(f"player {player_ref!r} has no live {device.title} stream to watch")
+        token = _derive(self.secret, f"janus:viewer:{viewer}")[:40]
+        assert self.http is not None
+        admin = JanusAdmin(self.settings.janus_admin_url, self.settings.janus_admin_secret, self.http)
+
+        async def add(handle: JanusHandle) -> None:
+            await admin.add_token(token)
+
+        await self._with_janus(add)
+        url = self.settings.janus_public_url or self.settings.janus_url
+        return {"url": url, "token": token, "room": stream.room, "pin": stream.pin, "feed": stream.feed}
+
     def grant_leave(self, player_ref: str, until: float) -> None:
         """Leave of the area for the player's streams (36.4.1): the workers read it with the next round."""
         for name, stream in list(self.streams.items()):
@@ -207,3 +231,20 @@ class PlayerRooms:
                 await self.registry.publish(list(self.streams.values()))
             except RedisError as error:
                 log.warning("the stream registry is away: %s", error)
+
+    async def _read_reports_forever(self) -> None:
+        while True:
+            await asyncio.sleep(READ_REPORTS_S)
+            try:
+                await self.read_reports()
+            except RedisError as error:
+                log.warning("the stream registry is away: %s", error)
+
+    async def read_reports(self) -> None:
+        """The workers' reports of the streams entered here, into :attr:`remote` (a stream without one keeps its
+        last: it shows as lost once that is stale)."""
+        reports = await self.registry.reports(list(self.streams))
+        for name, report in reports.items():
+            stream = self.streams.get(name)
+            if stream is not None:
+                self.remote[stream.key] = RemoteStream.of(report)

@@ -10,6 +10,8 @@
   :data:`CLAIM_TTL_MS` without it; taken with ``SET NX`` (one holder at a time).
 - ``proctor:seen:<player|device>``: when the stream was last analysed (milliseconds), written with each renewal: the
   worker that takes a stream over reports the gap from it (the camera timeline shows it).
+- ``proctor:report:<player|device>``: the stream as its worker sees it, written every second (proctor.stream_views:
+  what the desk shows of it).
 
 Which worker claims which stream is proctor.stream_assignment's pure rule."""
 
@@ -31,6 +33,8 @@ STREAMS: Final = "proctor:streams"
 WORKER: Final = "proctor:worker:"
 CLAIM: Final = "proctor:claim:"
 SEEN: Final = "proctor:seen:"
+REPORT: Final = "proctor:report:"
+REPORT_TTL_MS: Final = 10_000
 WORKER_TTL_MS: Final = 3000
 CLAIM_TTL_MS: Final = 3000
 """A worker killed by SIGKILL holds its streams this long at most: they are taken over within about 4 s."""
@@ -187,6 +191,21 @@ class StreamRegistry:
 
     async def forget_seen(self, name: str) -> None:
         await self.client.delete(SEEN + name)
+
+    async def report(self, reports: Mapping[str, Mapping[str, Any]]) -> None:
+        """The worker's report of each of its streams (proctor.stream_views)."""
+        if reports:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for name, report in reports.items():
+                    pipe.set(REPORT + name, json.dumps(report), px=REPORT_TTL_MS)
+                await pipe.execute()
+
+    async def reports(self, names: list[str]) -> dict[str, dict[str, Any]]:
+        """The latest report of each of these streams that has one."""
+        if not names:
+            return {}
+        values = await self.client.mget([REPORT + name for name in names])
+        return {name: json.loads(value) for name, value in zip(names, values, strict=True) if value is not None}
 
 
 def with_leave(stream: PublishedStream, until: float) -> PublishedStream:

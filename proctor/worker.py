@@ -37,6 +37,7 @@ from proctor.settings import Settings
 from proctor.sfu import worker_janus_token
 from proctor.stream_assignment import mine
 from proctor.stream_registry import PublishedStream, StreamRegistry, policy_of
+from proctor.stream_views import report_of
 from video.analysis_processes import AnalysisProcesses
 from video.checks import Finding, Thresholds
 from video.detectors import available_detector
@@ -261,6 +262,18 @@ class Worker:
                             "from_ms": gap_from, "to_ms": int(now * 1000),
                         })  # fmt: skip
         await self.registry.seen(list(self.held), int(now * 1000))
+        await self.registry.report(self._reports(now))
+
+    def _reports(self, now: float) -> dict[str, dict[str, Any]]:
+        """What the desk is shown of each held stream (proctor.stream_views)."""
+        assert self.ingest is not None
+        reports = {}
+        for name, held in self.held.items():
+            session = self.ingest.sessions.get(held.stream.key)
+            if session is not None:
+                live = self.ingest.live(held.stream.player, held.stream.device) is not None
+                reports[name] = report_of(self.id, session, live, now)
+        return reports
 
     async def _take(self, stream: PublishedStream) -> bool:
         assert self.ingest is not None and self.janus is not None

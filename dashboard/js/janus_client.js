@@ -1,6 +1,6 @@
-// Janus's HTTP API from a player's page (the distributed mode, issue 16): what publishing one device needs, and no
-// more. A session kept alive by its long poll; one VideoRoom handle; join the player's room as a publisher with its
-// PIN (the device's name as the display name), offer with every ICE candidate in it, take Janus's answer.
+// Janus's HTTP API from the pages (the distributed mode, issue 16): what publishing one device (the player's page) and
+// watching one (an arbiter's live view) need, and no more. A session kept alive by its long poll; one VideoRoom
+// handle; the player's room joined with its PIN; every ICE candidate in the SDP (no trickle).
 
 const VIDEOROOM = "janus.plugin.videoroom";
 const REPLY_MS = 10000;
@@ -100,6 +100,27 @@ export async function publishInRoom(room, pc, device) {
     const answered = await session.message(handle, { request: "configure", audio: true, video: true }, offer);
     await pc.setRemoteDescription(answered.jsep);
     return { session, feed };
+  } catch (error) {
+    session.destroy();
+    throw error;
+  }
+}
+
+// Watch a player's device through Janus (an arbiter's live view): `grant` is what the service gave for the view
+// ({url, token, room, pin, feed}); Janus offers, `pc` answers. The session, to destroy when the view closes.
+export async function subscribeInRoom(grant, pc) {
+  const session = new JanusSession(grant.url, grant.token);
+  await session.create();
+  try {
+    const handle = await session.attach();
+    const joined = await session.message(handle, { request: "join", ptype: "subscriber", room: grant.room,
+                                                   pin: grant.pin, streams: [{ feed: grant.feed }] });
+    await pc.setRemoteDescription(joined.jsep);
+    await pc.setLocalDescription(await pc.createAnswer());
+    await gathered(pc);
+    await session.message(handle, { request: "start", room: grant.room },
+                          { type: "answer", sdp: pc.localDescription.sdp, trickle: false });
+    return session;
   } catch (error) {
     session.destroy();
     throw error;

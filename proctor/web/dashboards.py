@@ -12,6 +12,7 @@ from aiohttp import web
 from yarl import URL
 
 from engine.penalties import OFFENCES
+from proctor.context import WEB_CONTEXT
 from proctor.settings import Settings
 from proctor.web.openapi import Route
 
@@ -49,7 +50,8 @@ async def arbiter_page(request: web.Request) -> web.Response:
         .replace("[/*OFFENCES*/]", json.dumps(offences, ensure_ascii=False).replace("<", "\\u003c"))
         .replace("{{NONCE}}", nonce)
     )
-    headers = {"Content-Security-Policy": page_policy(nonce), "Cache-Control": "no-store"}
+    policy = page_policy(nonce, media_server_origin(request.app[WEB_CONTEXT].settings))  # live views through Janus
+    headers = {"Content-Security-Policy": policy, "Cache-Control": "no-store"}
     return web.Response(text=text, content_type="text/html", headers=headers)
 
 

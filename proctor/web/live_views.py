@@ -49,22 +49,35 @@ def desk_offer(body: dict[str, Any], media: str) -> tuple[str, str]:
 
 
 async def post_live_view(request: web.Request) -> web.Response:
-    """An arbiter's offer ``{sdp, type, size}`` (a video to receive) answered with the player's live camera."""
+    """An arbiter's offer ``{sdp, type, size}`` (a video to receive) answered with the player's live camera; in the
+    distributed mode ``{size, device}`` answered with where the browser takes it from Janus."""
     who = arbiter(request)
     body = await json_body(request)
-    sdp, kind = desk_offer(body, "video")
     sizes = [size.value for size in ViewSize]
     size = body.get("size", ViewSize.LARGE.value)
     if size not in sizes:
         raise errors.BadRequestError(f"'size' must be one of {', '.join(sizes)}")
     device = require_device(body.get("device"))
     views = _views(request)
+    if views.rooms is not None:
+        view, grant = await views.open_through_sfu(who, request.match_info["player"], ViewSize(size), device)
+        return web.json_response({**view.describe(), **views.describe(), "janus": grant}, status=201)
+    sdp, kind = desk_offer(body, "video")
     try:
         view, answer = await views.open(who, request.match_info["player"], sdp, kind, ViewSize(size), device)
     except ValueError as error:
         raise errors.BadRequestError(str(error)) from None
     result: dict[str, Any] = {**view.describe(), **views.describe(), "sdp": answer.sdp, "type": answer.type}
     return web.json_response(result, status=201)
+
+
+async def renew_live_view(request: web.Request) -> web.Response:
+    """The desk still shows this view through Janus (the distributed mode): renewed every 20 s, or it ends."""
+    who = arbiter(request)
+    view = _views(request).renew(request.match_info["view"], who)
+    if view.player_ref != request.match_info["player"]:
+        raise errors.NotFoundError(f"no live view {request.match_info['view']!r} of this player")
+    return web.json_response(view.describe())
 
 
 async def delete_live_view(request: web.Request) -> web.Response:
@@ -91,13 +104,23 @@ ROUTES: Final = (
         "Watch a player's camera live {sdp, type: offer, size: large (default) or small, device: front (default), "
         "side or screen}: the browser's offer "
         "(a video to receive) answered with the player's camera relayed (VP8); the player's page is asked to send "
-        "at LIVE_VIEW_RATE while anyone watches (session and X-CSRF-Token, or bearer token; audited camera.view)",
-        {"201": "the view's id, size and start, the views in use, and the answer {sdp, type}",
+        "at LIVE_VIEW_RATE while anyone watches (session and X-CSRF-Token, or bearer token; audited camera.view). "
+        "In the distributed mode (JANUS_URL) the body is {size, device} and the answer says where the browser "
+        "subscribes: janus {url, token, room, pin, feed}",
+        {"201": "the view's id, size and start, the views in use, and the answer {sdp, type} (or janus)",
          "400": "malformed body or unusable offer", "401": "no or unknown arbiter token",
          "403": "a reviewer (reads only), or outside the arbiter's assigned sections or boards (16)",
          "409": "the player has no live camera stream",
          "429": "LIVE_VIEWS_MAX views in use: close one (message and message_zh; Retry-After)"},
         PLAYER,
+    ),
+    Route(
+        "PUT", "/api/v1/players/{player}/live-view/{view}", renew_live_view,
+        "The desk still shows this view through Janus (the distributed mode): renewed at least once a minute, or "
+        "the view ends (audited camera.view-end, not renewed)",
+        {"200": "the view", "401": "no or unknown arbiter token", "403": "missing or wrong CSRF token",
+         "404": "no such view of this arbiter's"},
+        (*PLAYER, ("view", "path", "the view's id, as its opening gave it")),
     ),
     Route(
         "DELETE", "/api/v1/players/{player}/live-view/{view}", delete_live_view,

@@ -100,7 +100,7 @@ async def worker_finding(request: web.Request) -> web.Response:
     body = await _report(request)
     stream, finding = _stream(request, body), _finding(body)
     snapshot = _media(body, "snapshot")
-    incident = await context_of(request).camera.record_finding(stream, finding, snapshot)
+    incident = await context_of(request).camera.worker_finding(stream, finding, snapshot)
     return web.json_response({"incident": incident})
 
 

@@ -144,6 +144,20 @@ async def wait_for(condition: Any, seconds: float, what: str) -> float:
     raise AssertionError(f"not within {seconds} s: {what}")
 
 
+CAM = {"Authorization": "Bearer cam-token"}
+
+
+async def desk_camera(http: aiohttp.ClientSession, base: str, ref: str) -> dict[str, Any]:
+    """The player's camera as the desk reads it, once its worker reports frames analysed (within 15 s)."""
+    for _ in range(75):
+        async with http.get(f"{base}/api/v1/players/{ref}/camera", headers=CAM) as response:
+            status: dict[str, Any] = await response.json()
+        if status["connected"] and status["frames"]["analysed"] > 0:
+            return status
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{ref}'s camera never showed as analysed: {status}")
+
+
 def incidents(database_url: str, ref: str, kind: str) -> list[Any]:
     engine = create_database_engine(Settings(database_url=database_url))
     with engine.connect() as connection:
@@ -187,6 +201,11 @@ async def scenario(
         await wait_for(lambda: all(holders(bus_url).values()), 30, "every stream held by a worker")
         held = holders(bus_url)
         loads = {name: sum(1 for holder in held.values() if holder == name) for name in WORKERS}
+
+        # The desk sees each camera as its worker reports it: live, analysed, with its thumbnail.
+        await desk_camera(http, base, "wk-1")
+        thumbnail = await http.get(f"{base}/api/v1/players/wk-1/camera/thumbnail.jpg", headers=CAM)
+        assert thumbnail.status == 200 and (await thumbnail.read()).startswith(b"\xff\xd8")
 
         # A covered camera, raised by the worker holding it, through the service.
         players["wk-1"].track.covered = True

@@ -1,0 +1,115 @@
+"""The live camera view in the distributed mode (issue 16) in a real browser: Debian's Janus and redis-server, the
+service with ``JANUS_URL``; Chromium plays the player, whose page publishes its camera to Janus (two simulcast
+layers), and the chief arbiter Li opens "watch live" on the desk.  The desk subscribes to the player's feed on Janus
+itself: the view plays the full 640x480 picture at 10 frames a second or more, the service relays nothing (no view
+counts against LIVE_VIEWS_MAX), the player's page is asked for the live rate while watched, and the view's opening
+and end are audited as a relayed view's.  An analysis worker (no models: the cheap checks) takes the stream, and the
+desk shows the camera as the worker reports it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import async_playwright
+from sqlalchemy import select
+from sqlmodel import col
+
+from proctor.database import create_database_engine
+from proctor.models import AuditEntry
+from proctor.settings import Settings
+from proctor.worker import Worker
+from tests.browser.chromium import launch
+from tests.browser.test_cases_queue import game
+from tests.browser.test_dashboard import LI_TOKEN, Served, add_arbiter, load_example_event, log_in, serve
+from tests.browser.test_live_view import LI, OPPONENT, PLAYER, PLAYING, TILE, player_page, watch_from_menu, write_clip
+from tests.proctor.conftest import register_platform
+from tests.proctor.redis_server import RedisServer, redis_server  # noqa: F401 - the fixture
+from tests.video.janus_server import JanusServer
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+async def served(tmp_path: Path, janus_server: JanusServer, redis_server: RedisServer) -> AsyncIterator[Served]:  # noqa: F811
+    url = f"sqlite:///{tmp_path / 'proctor.db'}"
+    secret = register_platform(url, "web")
+    settings = Settings(database_url=url, media_dir=str(tmp_path / "media"), models_dir=str(tmp_path / "models"),
+                        deadline_grace_ms=600_000, bus_url=redis_server.url, janus_url=janus_server.url,
+                        janus_admin_url=janus_server.admin_url, janus_admin_secret=janus_server.admin_secret,
+                        worker_secret="live-view-sfu-secret")  # fmt: skip
+    load_example_event(settings)
+    add_arbiter(settings, "Li", "chief", LI_TOKEN)
+    async with serve(settings, secret) as served:
+        # One analysis worker: the desk shows the camera as its worker reports it (and offers "watch live" then).
+        worker_settings = Settings(bus_url=redis_server.url, janus_url=janus_server.url, writer_urls=served.base,
+                                   worker_secret=settings.worker_secret,
+                                   models_dir=str(tmp_path / "models"))  # fmt: skip
+        worker = Worker(worker_settings, "w1")
+        stop = asyncio.Event()
+        working = asyncio.create_task(worker.run(stop))
+        try:
+            yield served
+        finally:
+            stop.set()
+            await asyncio.wait_for(working, 20)
+
+
+async def reported_live(served: Served) -> None:
+    """The service's word on the player's camera: live, as the worker that took it reports it (within 10 s)."""
+    for _ in range(50):
+        async with served.http.get(f"{served.base}/api/v1/players/{PLAYER}/camera", headers=LI) as response:
+            status = await response.json()
+        if status["connected"] and status["frames"]["received"] > 0:
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"the camera never showed as connected: {status}")
+
+
+async def test_an_arbiter_watches_a_player_through_janus_at_full_size(served: Served, tmp_path: Path) -> None:
+    start = int(time.time() * 1000) - 20_000
+    game_id = await game(served.platform, "youth-m-r1-b1", PLAYER, OPPONENT, start, (PLAYER, OPPONENT))
+    async with served.http.post(f"{served.base}/api/v1/players/{PLAYER}/stream-token", headers=LI) as response:
+        link = served.base + (await response.json())["url"]
+    clip = tmp_path / "camera.y4m"
+    write_clip(clip)
+    views = served.context.camera.live_views
+    assert views is not None
+    async with async_playwright() as playwright:
+        browser = await launch(playwright, "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                               f"--use-file-for-fake-video-capture={clip}",
+                               "--allow-loopback-in-peer-connection")  # fmt: skip
+        try:
+            player = await player_page(browser, link)
+            assert served.context.camera.ingest is not None and not served.context.camera.ingest.sessions
+            await reported_live(served)
+            desk = await (await browser.new_context(viewport={"width": 1366, "height": 768})).new_page()
+            await desk.goto(served.base + "/arbiter")
+            await log_in(desk, "Li")
+            await watch_from_menu(desk, game_id, "large")
+            await desk.wait_for_selector(f"{TILE}[data-state='playing']", timeout=20_000)
+            played = await desk.evaluate(PLAYING, TILE)
+            assert played["advanced"] > 2.0 and not played["hidden"], played
+            assert (played["width"], played["height"]) == (640, 480), played  # the full layer, not the analysis'
+            assert played["fps"] >= 10, played
+            assert views.in_use == 0 and [v.through_sfu for v in views.views.values()] == [True]
+            await player.wait_for_function("() => document.body.dataset.sendRate === '15'", timeout=5_000)
+            await desk.click(f"{TILE} button[data-role='close']")
+            await player.wait_for_function("() => document.body.dataset.sendRate === '5'", timeout=10_000)
+            assert not views.views
+        finally:
+            await browser.close()
+    engine = create_database_engine(served.context.settings)
+    with engine.connect() as connection:
+        audited = connection.execute(
+            select(col(AuditEntry.action), col(AuditEntry.subject), col(AuditEntry.detail))
+            .where(col(AuditEntry.action).in_(("camera.view", "camera.view-end")))
+            .order_by(col(AuditEntry.id))
+        ).all()
+    engine.dispose()
+    assert [(action, subject) for action, subject, _ in audited] == [
+        ("camera.view", f"player:{PLAYER}"), ("camera.view-end", f"player:{PLAYER}")]  # fmt: skip
+    assert audited[0][2]["through"] == "janus"
