@@ -7,6 +7,7 @@ through coturn.  Credentials the service did not mint are refused by coturn."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import subprocess
 import time
@@ -35,17 +36,17 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture
-def turn_port(tmp_path: Path) -> Iterator[int]:
-    """coturn on 127.0.0.1 (TCP and UDP on one port), TURN REST auth, loopback peers allowed (the service is on
-    loopback here), relays from a small port range; stopped after the test."""
+@contextlib.contextmanager
+def coturn(folder: Path, relay_ip: str = "127.0.0.1") -> Iterator[int]:
+    """coturn listening on 127.0.0.1 (TCP and UDP on one port), TURN REST auth, relaying from ``relay_ip`` (loopback
+    peers allowed: the service is on loopback here) over a small port range; its port, stopped after."""
     require_program("turnserver", "coturn")
     port, low = free_port(), 40_000 + free_port() % 20_000
     process = subprocess.Popen(
-        ["turnserver", "-n", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", f"--listening-port={port}",
+        ["turnserver", "-n", "--listening-ip=127.0.0.1", f"--relay-ip={relay_ip}", f"--listening-port={port}",
          "--use-auth-secret", f"--static-auth-secret={SECRET}", "--realm=proctor.test", "--no-tls", "--no-dtls",
          "--no-cli", "--allow-loopback-peers", f"--min-port={low}", f"--max-port={low + 200}",
-         f"--log-file={tmp_path / 'turn.log'}", "--simple-log", f"--pidfile={tmp_path / 'turn.pid'}"],
+         f"--log-file={folder / 'turn.log'}", "--simple-log", f"--pidfile={folder / 'turn.pid'}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -61,6 +62,13 @@ def turn_port(tmp_path: Path) -> Iterator[int]:
     finally:
         process.terminate()
         process.wait(10)
+
+
+@pytest.fixture
+def turn_port(tmp_path: Path) -> Iterator[int]:
+    """coturn on loopback for the test."""
+    with coturn(tmp_path) as port:
+        yield port
 
 
 @pytest.fixture

@@ -24,7 +24,8 @@ from typing import Any
 import aiohttp
 import pytest
 import redis
-from aiortc import RTCPeerConnection
+from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection
+from aiortc.rtcconfiguration import RTCIceTransportPolicy
 from sqlalchemy import insert, select
 from sqlmodel import col
 
@@ -59,10 +60,12 @@ def service(database_url: str, port: int, janus: JanusServer, bus_url: str, fold
     return subprocess.Popen([str(PROCTOR), "serve", "--port", str(port)], env=env, stdout=out, stderr=out)
 
 
-def worker(name: str, port: int, janus: JanusServer, bus_url: str, folder: Path) -> subprocess.Popen[bytes]:
+def worker(name: str, ports: int | tuple[int, ...], janus: JanusServer, bus_url: str,
+           folder: Path) -> subprocess.Popen[bytes]:  # fmt: skip
+    """``proctor worker`` reporting to the service processes on ``ports``."""
+    urls = ",".join(f"http://127.0.0.1:{port}" for port in (ports if isinstance(ports, tuple) else (ports,)))
     env = {**os.environ, "PROCTOR_BUS_URL": bus_url, "PROCTOR_JANUS_URL": janus.url, "PROCTOR_WORKER_SECRET": SECRET,
-           "PROCTOR_WRITER_URLS": f"http://127.0.0.1:{port}", "PROCTOR_MODELS_DIR": str(MODELS),
-           "PROCTOR_WORKER_CAPACITY": "3"}  # fmt: skip
+           "PROCTOR_WRITER_URLS": urls, "PROCTOR_MODELS_DIR": str(MODELS), "PROCTOR_WORKER_CAPACITY": "3"}  # fmt: skip
     out = open(folder / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child process
     return subprocess.Popen([str(PROCTOR), "worker", "--id", name], env=env, stdout=out, stderr=out)
 
@@ -99,13 +102,21 @@ async def seat_and_link(http: aiohttp.ClientSession, base: str, secret: str, ref
 
 
 @contextlib.asynccontextmanager
-async def published(http: aiohttp.ClientSession, base: str, ref: str, token: str) -> AsyncIterator[Player]:
-    """The player's page: its room from the service, its front camera published there, the feed told back."""
+async def published(
+    http: aiohttp.ClientSession, base: str, ref: str, token: str, relay_only: bool = False
+) -> AsyncIterator[Player]:
+    """The player's page: its room from the service, its front camera published there, the feed told back.
+    ``relay_only``: a network that lets nothing through but TURN (the room's ICE servers, relayed candidates only)."""
     async with http.post(f"{base}/api/v1/sfu/room", json={"token": token}) as response:
         assert response.status == 200, await response.text()
         room = await response.json()
     track = Coverable(rate=10)
-    pc = RTCPeerConnection()
+    if relay_only:
+        servers = [RTCIceServer(s["urls"], s.get("username"), s.get("credential")) for s in room["iceServers"]]
+        assert servers, room
+        pc = RTCPeerConnection(RTCConfiguration(iceServers=servers, iceTransportPolicy=RTCIceTransportPolicy.RELAY))
+    else:
+        pc = RTCPeerConnection()
     pc.addTrack(track)
     async with janus_session(room["url"], room["token"], http) as janus:
         handle = await janus.attach()
@@ -127,10 +138,10 @@ def live_workers(bus_url: str) -> int:
         client.close()
 
 
-def holders(bus_url: str) -> dict[str, str | None]:
+def holders(bus_url: str, players: tuple[str, ...] = PLAYERS) -> dict[str, str | None]:
     client = redis.Redis.from_url(bus_url, decode_responses=True)
     try:
-        return {ref: None if (held := client.get(f"{CLAIM}{ref}|front")) is None else str(held) for ref in PLAYERS}
+        return {ref: None if (held := client.get(f"{CLAIM}{ref}|front")) is None else str(held) for ref in players}
     finally:
         client.close()
 
