@@ -5,8 +5,9 @@ Every second each worker reads the live workers' loads and the streams no worker
 assignment: the unheld streams in a fixed order, each to the least loaded worker with room left (ties by the
 worker's id). It then claims the ones that fell to itself. Workers reading the same registry compute the same
 assignment, so they rarely race for a stream; when they do (a worker's snapshot was older), the registry's claim is
-atomic and the loser takes another next second. A stream already held is never moved off a live worker: a new
-worker takes the new streams and those of a worker that died."""
+atomic and the loser takes another next second. A worker that joins takes the new streams and those of a worker that
+died; and a worker holding two or more streams beyond the least loaded one lets one go every little while
+(:func:`sheds`), which the least loaded then takes: the load evens out without a coordinator, one stream at a time."""
 
 from __future__ import annotations
 
@@ -40,3 +41,11 @@ def assign(workers: Mapping[str, WorkerLoad], unheld: Sequence[str]) -> dict[str
 def mine(me: str, workers: Mapping[str, WorkerLoad], unheld: Sequence[str]) -> list[str]:
     """The unheld streams the assignment gives to worker ``me`` (which must be among ``workers``)."""
     return [stream for stream, worker in assign(workers, unheld).items() if worker == me]
+
+
+def sheds(me: str, workers: Mapping[str, WorkerLoad]) -> bool:
+    """Whether worker ``me`` should let one of its streams go for another to take: it holds at least two more than
+    the least loaded worker that has room."""
+    mine_now = workers[me].load
+    others = [state.load for worker, state in workers.items() if worker != me and state.load < state.capacity]
+    return bool(others) and mine_now >= min(others) + 2

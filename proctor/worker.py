@@ -35,7 +35,7 @@ from proctor.errors import ConfigurationError
 from proctor.forwarding import writer_urls
 from proctor.settings import Settings
 from proctor.sfu import worker_janus_token
-from proctor.stream_assignment import mine
+from proctor.stream_assignment import mine, sheds
 from proctor.stream_registry import PublishedStream, StreamRegistry, policy_of
 from proctor.stream_views import report_of
 from video.analysis_processes import AnalysisProcesses
@@ -49,6 +49,14 @@ from video.segmentation import available_segmenter
 log = logging.getLogger("proctor.worker")
 
 STEP_S: Final = 1.0
+REBALANCE_S: Final = 10.0
+"""A worker holding more than its share lets one stream go at most this often (proctor.stream_assignment.sheds)..."""
+UNEVEN_FOR_S: Final = 3.0
+"""...once the load has been uneven this long (the loads are heartbeats up to a second old)."""
+GAP_REPORTED_MS: Final = 2500
+"""A stream unchecked for less than this while it moved between workers is not reported: a worker letting one go for
+another to take hands it over within a second or two.  One whose worker died goes unchecked 3 s at least (its
+claim's lapse), always reported."""
 LAYERS: Final = {"high": None, "low": 0}
 """The simulcast layer a worker takes (``WORKER_LAYER``) as Janus's substream: the lowest is 0; None leaves Janus's
 default, the highest."""
@@ -162,6 +170,8 @@ class Worker:
         self.ingest: Ingest | None = None
         self.janus: JanusSession | None = None
         self.registry_up = True
+        self.shed_at = 0.0
+        self.uneven_since: float | None = None
 
     def _start_ingest(self) -> Ingest:
         models = Path(self.settings.models_dir)
@@ -252,17 +262,36 @@ class Worker:
         holders = await self.registry.holders(list(streams))
         unheld = [name for name, holder in holders.items() if holder is None]
         workers = await self.registry.workers()
-        if self.id in workers:
+        if self.id in workers and self._sheds_now(now, sheds(self.id, workers)):
+            name = next(reversed(self.held))  # the one taken last
+            await self._let_go(name, "another worker has fewer streams")
+            await self.registry.seen([name], int(now * 1000))  # analysed until now: the gap counts from here
+            await self.registry.release(name, self.id)
+        elif self.id in workers:
             for name in mine(self.id, workers, unheld):
                 if await self.registry.claim(name, self.id):
                     gap_from = await self.registry.last_seen(name)
-                    if await self._take(streams[name]) and gap_from is not None:
+                    taken = await self._take(streams[name])
+                    if taken and gap_from is not None and now * 1000 - gap_from >= GAP_REPORTED_MS:
                         self.reports.put("/api/v1/worker/gaps", {
                             "player": streams[name].player, "device": streams[name].device.value,
                             "from_ms": gap_from, "to_ms": int(now * 1000),
                         })  # fmt: skip
         await self.registry.seen(list(self.held), int(now * 1000))
         await self.registry.report(self._reports(now))
+
+    def _sheds_now(self, now: float, uneven: bool) -> bool:
+        """Whether to let a stream go now: the load uneven for :data:`UNEVEN_FOR_S` (not a heartbeat a round behind)
+        and no stream let go in the last :data:`REBALANCE_S`."""
+        if not uneven or not self.held:
+            self.uneven_since = None
+            return False
+        if self.uneven_since is None:
+            self.uneven_since = now
+        if now - self.uneven_since < UNEVEN_FOR_S or now - self.shed_at < REBALANCE_S:
+            return False
+        self.shed_at, self.uneven_since = now, None
+        return True
 
     def _reports(self, now: float) -> dict[str, dict[str, Any]]:
         """What the desk is shown of each held stream (proctor.stream_views)."""
@@ -310,6 +339,7 @@ class Worker:
         for name in list(self.held):
             await self._let_go(name, "the worker stops")
             with contextlib.suppress(RedisError):
+                await self.registry.seen([name], int(time.time() * 1000))
                 await self.registry.release(name, self.id)
         await self.reports.drain(5.0)
         await self.reports.close()

@@ -116,13 +116,19 @@ async def the_view_says_lost(desk: Page, player: Page) -> None:
     assert shown == "hidden"  # no stale frame
 
 
-async def test_the_large_live_camera_view_plays_beside_the_board(served: Served, tmp_path: Path) -> None:
+async def player_in_play(served: Served, tmp_path: Path) -> tuple[int, str, Path]:
+    """The player's game started 20 s ago, their stream link, and the clip their fake camera plays."""
     start = int(time.time() * 1000) - 20_000
     game_id = await game(served.platform, "youth-m-r1-b1", PLAYER, OPPONENT, start, (PLAYER, OPPONENT))
     async with served.http.post(f"{served.base}/api/v1/players/{PLAYER}/stream-token", headers=LI) as response:
         link = served.base + (await response.json())["url"]
     clip = tmp_path / "camera.y4m"
     write_clip(clip)
+    return game_id, link, clip
+
+
+async def test_the_large_live_camera_view_plays_beside_the_board(served: Served, tmp_path: Path) -> None:
+    game_id, link, clip = await player_in_play(served, tmp_path)
     async with async_playwright() as playwright:
         browser = await launch(playwright, "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
                                f"--use-file-for-fake-video-capture={clip}",

@@ -9,7 +9,6 @@ desk shows the camera as the worker reports it."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -23,9 +22,8 @@ from proctor.models import AuditEntry
 from proctor.settings import Settings
 from proctor.worker import Worker
 from tests.browser.chromium import launch
-from tests.browser.test_cases_queue import game
 from tests.browser.test_dashboard import LI_TOKEN, Served, add_arbiter, load_example_event, log_in, serve
-from tests.browser.test_live_view import LI, OPPONENT, PLAYER, PLAYING, TILE, player_page, watch_from_menu, write_clip
+from tests.browser.test_live_view import LI, PLAYER, PLAYING, TILE, player_in_play, player_page, watch_from_menu
 from tests.proctor.conftest import register_platform
 from tests.proctor.redis_server import RedisServer, redis_server  # noqa: F401 - the fixture
 from tests.video.janus_server import JanusServer
@@ -70,12 +68,7 @@ async def reported_live(served: Served) -> None:
 
 
 async def test_an_arbiter_watches_a_player_through_janus_at_full_size(served: Served, tmp_path: Path) -> None:
-    start = int(time.time() * 1000) - 20_000
-    game_id = await game(served.platform, "youth-m-r1-b1", PLAYER, OPPONENT, start, (PLAYER, OPPONENT))
-    async with served.http.post(f"{served.base}/api/v1/players/{PLAYER}/stream-token", headers=LI) as response:
-        link = served.base + (await response.json())["url"]
-    clip = tmp_path / "camera.y4m"
-    write_clip(clip)
+    game_id, link, clip = await player_in_play(served, tmp_path)
     views = served.context.camera.live_views
     assert views is not None
     async with async_playwright() as playwright:

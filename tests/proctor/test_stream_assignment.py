@@ -3,7 +3,7 @@ never beyond a worker's capacity; every worker computing it from the same regist
 
 from __future__ import annotations
 
-from proctor.stream_assignment import WorkerLoad, assign, mine
+from proctor.stream_assignment import WorkerLoad, assign, mine, sheds
 
 
 def test_streams_go_to_the_least_loaded_worker_first_and_ties_by_name() -> None:
@@ -33,3 +33,12 @@ def test_every_worker_reads_the_same_share_of_an_orphaned_workers_streams() -> N
     assert {s for w in workers for s in mine(w, workers, orphans)} == set(orphans)
     for name in workers:
         assert mine(name, workers, orphans) == [s for s, w in whole.items() if w == name]
+
+
+def test_a_worker_two_streams_beyond_the_least_loaded_with_room_lets_one_go() -> None:
+    assert sheds("a", {"a": WorkerLoad(3, 40), "b": WorkerLoad(1, 40)})
+    assert sheds("a", {"a": WorkerLoad(2, 40), "b": WorkerLoad(2, 40), "new": WorkerLoad(0, 40)})
+    assert not sheds("a", {"a": WorkerLoad(2, 40), "b": WorkerLoad(1, 40), "c": WorkerLoad(1, 40)})  # even enough
+    assert not sheds("a", {"a": WorkerLoad(3, 40), "full": WorkerLoad(1, 1)})  # the lighter one has no room
+    assert not sheds("a", {"a": WorkerLoad(5, 40)})  # alone
+    assert not sheds("b", {"a": WorkerLoad(3, 40), "b": WorkerLoad(1, 40)})  # the lighter keeps what it has
