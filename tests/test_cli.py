@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -238,3 +239,17 @@ def test_arbiter_accounts_are_added_again_listed_given_a_password_and_removed(tm
     assert proctor("list").stdout == ""
     back = proctor("add", "Li Wei", "--role", "arbiter")  # the name is free again
     assert back.returncode == 0, back.stderr
+
+
+def test_a_worker_without_its_settings_says_what_is_missing_and_exits_2() -> None:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PROCTOR_")}
+    done = subprocess.run([str(PROCTOR), "worker", "--id", "w1"], capture_output=True, text=True, timeout=60,
+                          check=False, env=env)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    for setting in ("PROCTOR_BUS_URL", "PROCTOR_JANUS_URL", "PROCTOR_WORKER_SECRET", "PROCTOR_WRITER_URLS"):
+        assert setting in done.stderr
+    done = subprocess.run([str(PROCTOR), "worker"], capture_output=True, text=True, timeout=60, check=False,
+                          env={**env, "PROCTOR_BUS_URL": "redis://127.0.0.1:1/0", "PROCTOR_JANUS_URL": "http://x/janus",
+                               "PROCTOR_WORKER_SECRET": "s", "PROCTOR_WRITER_URLS": "http://127.0.0.1:1",
+                               "PROCTOR_WORKER_LAYER": "medium"})  # fmt: skip
+    assert done.returncode == 2 and "PROCTOR_WORKER_LAYER must be high or low" in done.stderr, done.stderr
