@@ -169,6 +169,8 @@ class Worker:
         self.processes: AnalysisProcesses | None = None
         self.ingest: Ingest | None = None
         self.janus: JanusSession | None = None
+        self.janus_failed = False
+        """A Janus request failed: the next round checks the session first (:meth:`_check_janus`)."""
         self.registry_up = True
         self.shed_at = 0.0
         self.uneven_since: float | None = None
@@ -213,12 +215,33 @@ class Worker:
         async with aiohttp.ClientSession() as http:
             self.janus = await self._open_janus(http, stop)
             while self.janus is not None and not stop.is_set():
+                if self.janus_failed:
+                    await self._check_janus(http, stop)
+                    if self.janus is None:
+                        break
                 await self._step_once()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), STEP_S)
             if self.janus is not None:
                 await self.janus.destroy()
             await self.close()
+
+    async def _check_janus(self, http: aiohttp.ClientSession, stop: asyncio.Event) -> None:
+        """After a request Janus failed: is the worker's session still there?  Janus restarted (the session gone),
+        the worker opens a new one once the service has added the workers' token again; the streams it held come
+        back as their pages publish again (a new feed each: :meth:`step` takes it)."""
+        assert self.janus is not None
+        self.janus_failed = False
+        try:
+            reply = await self.janus.post(self.janus.url, {"janus": "keepalive"})
+            if reply.get("janus") == "ack":
+                return
+        except (aiohttp.ClientError, TimeoutError, ValueError):
+            pass
+        log.warning("worker %s: Janus lost its session (restarted?): opening a new one", self.id)
+        old, self.janus = self.janus, None
+        await old.destroy()
+        self.janus = await self._open_janus(http, stop)
 
     async def _step_once(self) -> None:
         """A round; Redis away, the worker holds what it holds (its claims lapse, and it takes them again if nobody
@@ -234,6 +257,7 @@ class Worker:
                 self.registry_up = False
         except (JanusError, aiohttp.ClientError, TimeoutError) as error:
             log.warning("Janus failed a request (%s): again next round", error)
+            self.janus_failed = True
 
     async def step(self, now: float) -> None:
         """One round: drop what is no longer ours, renew the rest, say the load, claim our share."""
@@ -315,6 +339,7 @@ class Worker:
                                         stream.device, stream.pin, self.substream)  # fmt: skip
         except (JanusError, TimeoutError, aiohttp.ClientError) as error:
             log.warning("stream %s not taken: %s", stream.name, error)
+            self.janus_failed = True
             if handle is not None:
                 await handle.detach()
             await self.registry.release(stream.name, self.id)

@@ -142,11 +142,16 @@ class JanusSession:
                 params = {"maxev": "10", "token": self.token, "rid": str(next(self._ids))}
                 async with self.http.get(self.url, params=params) as response:
                     reply = await response.json(content_type=None)
-            except (aiohttp.ClientError, TimeoutError) as error:
+            except (aiohttp.ClientError, TimeoutError, ValueError) as error:
                 log.warning("Janus's long poll failed (%s): again in a second", type(error).__name__)
                 await asyncio.sleep(1.0)
                 continue
             for event in reply if isinstance(reply, list) else [reply]:
+                if not isinstance(event, dict):
+                    continue
+                if event.get("janus") == "error":  # the session is gone (Janus restarted): nothing more will come
+                    log.warning("Janus's long poll: %s", event.get("error", {}).get("reason", "an error"))
+                    return
                 handle = self.handles.get(event.get("sender", -1))
                 if handle is not None:
                     handle.events.put_nowait(event)
@@ -154,10 +159,9 @@ class JanusSession:
     async def destroy(self) -> None:
         if self._poller is not None:
             self._poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._poller
-        if self.url:
-            with contextlib.suppress(JanusError, aiohttp.ClientError):
+            await asyncio.gather(self._poller, return_exceptions=True)
+        if self.url:  # a Janus that went away has nothing to destroy
+            with contextlib.suppress(JanusError, aiohttp.ClientError, TimeoutError, ValueError):
                 await self.post(self.url, {"janus": "destroy"})
 
 

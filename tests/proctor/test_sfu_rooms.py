@@ -5,6 +5,7 @@ player's token and PIN open their own room and nobody else's."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -12,14 +13,20 @@ import aiohttp
 import pytest
 import redis
 from aiortc import RTCPeerConnection
+from sqlalchemy import select
+from sqlmodel import col
 
+from proctor.models import Incident
 from proctor.settings import Settings
 from proctor.stream_registry import STREAMS
-from tests.proctor.conftest import Platformer, seat
+from proctor.worker import Worker
+from tests.proctor.conftest import Platformer, app_context, seat
 from tests.proctor.redis_server import RedisServer
 from tests.proctor.test_camera import CAM, issue_token
+from tests.proctor.test_workers import published
 from tests.video.janus_server import JanusServer
 from tests.video.tracks import MovingPicture
+from video.devices import StreamKey
 from video.janus import JanusError, janus_session, publish
 
 pytestmark = pytest.mark.asyncio
@@ -76,3 +83,63 @@ async def test_a_page_publishes_in_its_own_room_and_only_a_checked_feed_reaches_
                 await publish(await janus.attach(), RTCPeerConnection(), theirs["room"], "front", mine["pin"])
         finally:
             await pc.close()
+
+
+async def test_after_janus_restarts_the_page_publishes_again_and_the_worker_takes_it_in_a_new_session(
+    platform: Platformer,
+    settings: Settings,
+    janus_server: JanusServer,
+    redis_server: RedisServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Janus restarted (every session, room and token gone): the player's page publishes again (a new room request
+    makes the service add the tokens and the room again), and the worker, whose session is gone, opens a new one and
+    takes the new feed; a covered camera is then raised through it."""
+    token = await issue_token(platform, settings, "sr-3")
+    base = str(platform.client.make_url("")).rstrip("/")
+    worker = Worker(Settings(bus_url=redis_server.url, janus_url=janus_server.url, worker_secret=settings.worker_secret,
+                             writer_urls=base, models_dir="no-models"), "w1")  # fmt: skip
+    stop = asyncio.Event()
+    working = asyncio.create_task(worker.run(stop))
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with published(http, base, "sr-3", token):
+                await until(lambda: analysed(worker) > 0, "the worker analyses the first feed")
+                first_feed = worker.held["sr-3|front"].stream.feed
+                janus_server.stop()
+                janus_server.start()
+            async with published(http, base, "sr-3", token) as again:
+                await until(lambda: "sr-3|front" in worker.held
+                            and worker.held["sr-3|front"].stream.feed != first_feed and analysed(worker) > 0,
+                            "the worker takes the new feed")  # fmt: skip
+                again.track.covered = True
+                await until(lambda: covered(platform), "the covered camera raised through the new session")
+    finally:
+        stop.set()
+        await asyncio.wait_for(working, 20)
+    assert "Janus lost its session (restarted?): opening a new one" in caplog.text
+
+
+def analysed(worker: Worker) -> int:
+    session = worker.ingest.sessions.get(StreamKey("sr-3")) if worker.ingest is not None else None
+    return session.frames_analysed if session is not None else 0
+
+
+def covered(platform: Platformer) -> bool:
+    with app_context(platform).engine.connect() as connection:
+        return (
+            connection.execute(
+                select(col(Incident.id)).where(
+                    col(Incident.player_ref) == "sr-3", col(Incident.kind) == "camera-covered"
+                )
+            ).first()
+            is not None
+        )
+
+
+async def until(condition: Any, what: str, seconds: float = 40.0) -> None:
+    for _ in range(int(seconds / 0.2)):
+        if condition():
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"not within {seconds} s: {what}")
