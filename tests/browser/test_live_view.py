@@ -20,7 +20,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page, Playwright, async_playwright
 from sqlalchemy import select
 from sqlmodel import col
 
@@ -127,12 +127,16 @@ async def player_in_play(served: Served, tmp_path: Path) -> tuple[int, str, Path
     return game_id, link, clip
 
 
+async def camera_browser(playwright: Playwright, clip: Path) -> Browser:
+    """Chromium whose fake camera plays ``clip``, its peer connections allowed on loopback (the service's address)."""
+    return await launch(playwright, "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                        f"--use-file-for-fake-video-capture={clip}", "--allow-loopback-in-peer-connection")  # fmt: skip
+
+
 async def test_the_large_live_camera_view_plays_beside_the_board(served: Served, tmp_path: Path) -> None:
     game_id, link, clip = await player_in_play(served, tmp_path)
     async with async_playwright() as playwright:
-        browser = await launch(playwright, "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-                               f"--use-file-for-fake-video-capture={clip}",
-                               "--allow-loopback-in-peer-connection")  # fmt: skip
+        browser = await camera_browser(playwright, clip)
         try:
             player = await player_page(browser, link)
             desk = await (await browser.new_context(viewport={"width": 1366, "height": 768})).new_page()

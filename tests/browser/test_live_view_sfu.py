@@ -21,9 +21,17 @@ from proctor.database import create_database_engine
 from proctor.models import AuditEntry
 from proctor.settings import Settings
 from proctor.worker import Worker
-from tests.browser.chromium import launch
 from tests.browser.test_dashboard import LI_TOKEN, Served, add_arbiter, load_example_event, log_in, serve
-from tests.browser.test_live_view import LI, PLAYER, PLAYING, TILE, player_in_play, player_page, watch_from_menu
+from tests.browser.test_live_view import (
+    LI,
+    PLAYER,
+    PLAYING,
+    TILE,
+    camera_browser,
+    player_in_play,
+    player_page,
+    watch_from_menu,
+)
 from tests.proctor.conftest import register_platform
 from tests.proctor.redis_server import RedisServer, redis_server  # noqa: F401 - the fixture
 from tests.video.janus_server import JanusServer
@@ -72,9 +80,7 @@ async def test_an_arbiter_watches_a_player_through_janus_at_full_size(served: Se
     views = served.context.camera.live_views
     assert views is not None
     async with async_playwright() as playwright:
-        browser = await launch(playwright, "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-                               f"--use-file-for-fake-video-capture={clip}",
-                               "--allow-loopback-in-peer-connection")  # fmt: skip
+        browser = await camera_browser(playwright, clip)
         try:
             player = await player_page(browser, link)
             assert served.context.camera.ingest is not None and not served.context.camera.ingest.sessions
