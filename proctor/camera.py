@@ -81,6 +81,7 @@ from proctor.sfu import PlayerRooms
 from proctor.staging import Batch
 from proctor.stream_registry import StreamRegistry
 from proctor.stream_views import StreamViews
+from proctor.stream_views import degraded as is_degraded
 from proctor.talk import Talks
 from proctor.wall_clock import now_ms
 from proctor.writer import Writer
@@ -570,21 +571,23 @@ class Camera:
     async def sfu_room(self, player_ref: str) -> dict[str, Any]:
         """Where the player's page publishes (the distributed mode): Janus's address, the player's token, room and
         PIN.  ConflictError when the service takes the cameras itself."""
-        if self.rooms is None:
-            raise ConflictError("this service takes the cameras itself: offer them to /api/v1/rtc/offer")
-        room = await self.rooms.room_for(player_ref)
+        room = await self._rooms().room_for(player_ref)
         return {**room.describe(), "iceServers": ice_servers(self.settings, player_ref, time.time())}
 
     async def sfu_published(self, player_ref: str, device: Device, feed: int, surface: object) -> dict[str, Any]:
         """The player's page publishes ``device`` as ``feed`` in their room: checked as an offer is (the device the
         section uses, a whole screen), and with Janus, then given to the analysis workers."""
-        if self.rooms is None:
-            raise ConflictError("this service takes the cameras itself: offer them to /api/v1/rtc/offer")
+        rooms = self._rooms()
         policy = self._allowed(player_ref, device, surface)
-        stream = await self.rooms.published(player_ref, device, feed, policy.stream)
+        stream = await rooms.published(player_ref, device, feed, policy.stream)
         self.policies[player_ref] = policy
         self.devices.connected(player_ref, device)
         return {"player": player_ref, "device": device.value, "feed": stream.feed}
+
+    def _rooms(self) -> PlayerRooms:
+        if self.rooms is None:
+            raise ConflictError("this service takes the cameras itself: offer them to /api/v1/rtc/offer")
+        return self.rooms
 
     def _allowed(self, player_ref: str, device: Device, surface: object) -> CameraPolicy:
         """The player's policy, if the device is one their section uses (ConflictError) and a screen share is of the
@@ -1242,10 +1245,10 @@ class Camera:
         keep it (the findings may then come late: the arbiters see "analysis-degraded")."""
         session = self.streams.live(player_ref) if live else None
         target = self.settings.analysis_rate
-        if session is None or not hasattr(session, "rate_achieved"):
+        if session is None:
             return {"rate": None, "target": target, "degraded": False, "status": None}
         achieved = session.rate_achieved(time.time())
-        degraded = self.streams.degraded(session)
+        degraded = session.degraded
         return {"rate": None if achieved is None else round(achieved, 2), "target": target,
                 "degraded": degraded, "status": "analysis-degraded" if degraded else "ok"}  # fmt: skip
 
@@ -1261,7 +1264,7 @@ class Camera:
             live = self.streams.live(ref, device) is not None
             frozen = any(f.check is Check.FROZEN for f in session.active())
             moved = any(f.check is Check.CAMERA_MOVED for f in session.active())
-            degraded = live and self.streams.degraded(session)
+            degraded = live and is_degraded(session)
             closed = None if session.closed_at is None else int(session.closed_at * 1000)
             snapshots[ref] = StreamSnapshot(live, int(session.opened_at * 1000), closed, live and frozen, degraded,
                                             live and moved)  # fmt: skip

@@ -221,9 +221,6 @@ class PlayerRooms:
             if stream.player == player_ref:
                 self.streams[name] = replace(stream, leave_until=until)
 
-    def holds(self, key: StreamKey) -> bool:
-        return stream_name(key) in self.streams
-
     async def _republish_forever(self) -> None:
         while True:
             await asyncio.sleep(REPUBLISH_S)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 import redis.asyncio as redis
@@ -136,9 +136,6 @@ class StreamRegistry:
         if mapping:
             await self.client.hset(STREAMS, mapping=mapping)  # type: ignore[arg-type]  # redis-py's key type is invariant
 
-    async def withdraw(self, key: StreamKey) -> None:
-        await self.client.hdel(STREAMS, stream_name(key))
-
     # --- the workers' side ---
 
     async def streams(self) -> dict[str, PublishedStream]:
@@ -189,9 +186,6 @@ class StreamRegistry:
         value = await self.client.get(SEEN + name)
         return None if value is None else int(value)
 
-    async def forget_seen(self, name: str) -> None:
-        await self.client.delete(SEEN + name)
-
     async def report(self, reports: Mapping[str, Mapping[str, Any]]) -> None:
         """The worker's report of each of its streams (proctor.stream_views)."""
         if reports:
@@ -206,7 +200,3 @@ class StreamRegistry:
             return {}
         values = await self.client.mget([REPORT + name for name in names])
         return {name: json.loads(value) for name, value in zip(names, values, strict=True) if value is not None}
-
-
-def with_leave(stream: PublishedStream, until: float) -> PublishedStream:
-    return replace(stream, leave_until=until)

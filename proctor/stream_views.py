@@ -40,6 +40,14 @@ class SeenStream(Protocol):
     def active(self) -> list[Finding]: ...
 
 
+class LiveStream(SeenStream, Protocol):
+    """A stream that is up, wherever it is analysed: what the desk reads of its analysis."""
+
+    @property
+    def degraded(self) -> bool: ...
+    def rate_achieved(self, now: float) -> float | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class RemoteStream:
     """A stream as its analysis worker last reported it."""
@@ -107,7 +115,7 @@ class StreamViews:
         own = self.ingest.last(player_ref, device) if self.ingest is not None else None
         return own if own is not None else self.remote.get(StreamKey(player_ref, device))
 
-    def live(self, player_ref: str, device: Device = Device.FRONT) -> SeenStream | None:
+    def live(self, player_ref: str, device: Device = Device.FRONT) -> LiveStream | None:
         """The player's stream of this device if it is up (here, or at a worker that reported it lately)."""
         own = self.ingest.live(player_ref, device) if self.ingest is not None else None
         if own is not None:
@@ -125,9 +133,6 @@ class StreamViews:
     def thumbnail(self, player_ref: str, device: Device = Device.FRONT) -> bytes | None:
         stream = self.live(player_ref, device)
         return getattr(stream, "thumbnail", None)
-
-    def degraded(self, stream: SeenStream) -> bool:
-        return degraded(stream)
 
 
 def degraded(stream: SeenStream) -> bool:
