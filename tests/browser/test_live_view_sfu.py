@@ -9,6 +9,7 @@ desk shows the camera as the worker reports it."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -94,6 +95,13 @@ async def test_an_arbiter_watches_a_player_through_janus_at_full_size(served: Se
             assert played["advanced"] > 2.0 and not played["hidden"], played
             assert (played["width"], played["height"]) == (640, 480), played  # the full layer, not the analysis'
             assert played["fps"] >= 10, played
+            for language in ("zh", "en"):  # the player's name, not the id, and the event's zone, in both languages
+                assert (await desk.get_attribute("html", "lang") or "").startswith(language)
+                assert await desk.text_content(f"{TILE} .live-head .name") == "Male Youth Player 1"
+                assert "Asia/Shanghai" in (await desk.text_content("#live-zone") or "")
+                head = await desk.text_content(f"{TILE} .live-head") or ""
+                assert (re.search(r"[\u4e00-\u9fff]", head) is not None) == (language == "zh"), head
+                await desk.click("#lang")
             assert views.in_use == 0 and [v.through_sfu for v in views.views.values()] == [True]
             await player.wait_for_function("() => document.body.dataset.sendRate === '15'", timeout=5_000)
             await desk.click(f"{TILE} button[data-role='close']")
