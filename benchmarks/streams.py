@@ -7,7 +7,10 @@ player does, with the camera's noise; a few seconds with nobody in front of the 
 VP8 (libvpx, ~300 kbit/s, a keyframe every 2 s) into a temp dir, at each sender frame rate. A sender process (this
 script with ``--send``, so its CPU is not charged to the ingest process) opens N aiortc peer connections over loopback
 (no ICE servers) and relays the clip's packets without re-encoding, looping it with continuous timestamps. Signalling is
-one aiohttp endpoint in this (receiving) process.
+one aiohttp endpoint in this (receiving) process.  Each player's loop starts at another of the clip's five keyframes,
+so that the players' walk-outs (the dear part: the models look at every frame while nobody is in view) are spread
+over the loop as in an event, not all at the same second every 10 s; each stream still has someone leaving and coming
+back every 10 s, far more often than a player does.
 
 Two receivers, stepped up in the same run, one at a time:
 
@@ -216,6 +219,18 @@ class Clip:
             step = round(1 / (float(rate) * stream.time_base))
             return cls(packets, stream.time_base, packets[-1][1] + step)
 
+    def from_keyframe(self, index: int) -> Clip:
+        """The same loop started at its ``index``-th keyframe (counted round the loop), timestamps from 0: players do
+        not all leave their seats at the same second."""
+        keys = [i for i, (data, _) in enumerate(self.packets) if data and not data[0] & 1]  # VP8: bit 0 clear = key
+        if not keys:
+            return self
+        start = keys[index % len(keys)]
+        base = self.packets[start][1]
+        rotated = [(d, p - base) for d, p in self.packets[start:]]
+        rotated += [(d, p - base + self.duration) for d, p in self.packets[:start]]
+        return Clip(rotated, self.time_base, self.duration)
+
 
 class LoopedClip(MediaStreamTrack):
     """Relays the clip's encoded packets in real time, looping with timestamps that keep increasing.
@@ -281,7 +296,9 @@ async def send_main(url: str, clip_path: str, count: int, devices: list[str], sc
             async with limit:
                 pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
                 connections.append(pc)
-                track = LoopedClip(screen if device == "screen" and screen is not None else clip)
+                # Each player's camera starts the loop at another keyframe (5 in the clip): their absences are spread
+                # over the loop instead of all at once, every 10 s.
+                track = LoopedClip(screen if device == "screen" and screen is not None else clip.from_keyframe(index))
                 if device in CAMERAS:
                     tracks.append(track)  # the cameras' rate is the one reported
                 transceiver = pc.addTransceiver(track, direction="sendonly")
