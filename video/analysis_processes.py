@@ -44,6 +44,7 @@ from video.checks import Monitor, Observation, Thresholds
 from video.conversion import at_analysis_size, from_planes, pixels, planes, small_jpeg, to_jpeg
 from video.detectors import available_detector
 from video.errors import VideoError
+from video.reference_view import ReferenceView, ViewComparison, compare_view
 from video.segmentation import available_segmenter
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,8 @@ class Looked:
     """The whole frame as a JPEG, when asked for (a prompt's stills)."""
     searched: bool = False
     """Whether the models ran on this frame (their schedule: :class:`video.analysis.FrameAnalyser`)."""
+    view: ViewComparison | None = None
+    """How the frame compares with the approved view it was sent with (the side camera's), if any."""
 
 
 # --- In the analysis process ----------------------------------------------------------------------------------------
@@ -101,15 +104,16 @@ def serve(connection: Connection, models_dir: str | None, opencv_threads: int) -
         elif kind == "forget":
             analysers.pop(message[1], None)
         elif kind == "look":
-            _, stream, at, search, still, shape, layout = message
+            _, stream, at, search, still, shape, layout, reference = message
             data = np.frombuffer(connection.recv_bytes(), dtype=np.uint8).reshape(shape)
             try:
                 image = at_analysis_size(from_planes(data) if layout == "yuv420p" else data)
                 analyser = analysers[stream]
                 searches = analyser.searches
                 observation = analyser.observe(image, at, search)
+                view = compare_view(reference, image) if reference is not None else None
                 connection.send(("ok", observation, small_jpeg(image), to_jpeg(image) if still else None,
-                                 analyser.searches > searches))  # fmt: skip
+                                 analyser.searches > searches, view))  # fmt: skip
             except Exception as error:  # one bad frame must not end the process
                 log.exception("analysing a frame failed")
                 connection.send(("error", f"{type(error).__name__}: {error}"))
@@ -189,13 +193,14 @@ class AnalysisProcess:
             with contextlib.suppress(OSError, EOFError):
                 self.connection.send(("forget", stream))
 
-    def look(self, stream: str, frame: VideoFrame, at: float, search: bool, still: bool) -> Looked:
+    def look(self, stream: str, frame: VideoFrame, at: float, search: bool, still: bool,
+             reference: ReferenceView | None = None) -> Looked:  # fmt: skip
         data, layout = planes(frame), "yuv420p"
         if data is None:  # not the decoders' usual layout: sent converted
             data, layout = pixels(frame), "bgr24"
         try:
             connection = self._alive()
-            connection.send(("look", stream, at, search, still, data.shape, layout))
+            connection.send(("look", stream, at, search, still, data.shape, layout, reference))
             connection.send_bytes(np.ascontiguousarray(data).data.cast("B"))
             answer = connection.recv()
         except (OSError, EOFError) as error:
@@ -203,7 +208,7 @@ class AnalysisProcess:
             raise AnalysisUnavailableError(f"analysis process {self.index} ended: {error}") from None
         if answer[0] != "ok":
             raise AnalysisUnavailableError(f"analysis process {self.index}: {answer[1]}")
-        return Looked(answer[1], answer[2], answer[3], answer[4])
+        return Looked(answer[1], answer[2], answer[3], answer[4], answer[5])
 
     def stop(self) -> None:
         if self.connection is not None:
@@ -221,11 +226,13 @@ class AnalysisSlot:
     owner: AnalysisProcess
     stream: str
 
-    async def look(self, frame: VideoFrame, at: float, search: bool, still: bool) -> Looked:
+    async def look(self, frame: VideoFrame, at: float, search: bool, still: bool,
+                   reference: ReferenceView | None = None) -> Looked:  # fmt: skip
         """What the frame shows (``search``: the models look at it whatever their schedule; ``still``: its whole
-        picture as a JPEG too).  AnalysisUnavailableError when the process died meanwhile."""
+        picture as a JPEG too; ``reference``: compared with this approved view too).  AnalysisUnavailableError when
+        the process died meanwhile."""
         return await asyncio.get_running_loop().run_in_executor(
-            self.owner.thread, self.owner.look, self.stream, frame, at, search, still
+            self.owner.thread, self.owner.look, self.stream, frame, at, search, still, reference
         )
 
     def close(self) -> None:

@@ -36,7 +36,15 @@ from video.conversion import CLIP_SIZE, camera_picture, picture, small_jpeg, to_
 from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, StreamKey
 from video.janus import JanusHandle
 from video.janus import subscribe as janus_subscribe
-from video.reference_view import SCREEN_COVERAGE, ReferenceView, ViewWatch, compare_view, compare_views, followed
+from video.reference_view import (
+    SCREEN_COVERAGE,
+    ReferenceView,
+    ViewComparison,
+    ViewWatch,
+    compare_view,
+    compare_views,
+    followed,
+)
 from video.segmentation import PersonSegmenter
 from video.voice import PlayerVoice
 
@@ -354,7 +362,12 @@ class StreamSession:
         it (``whole``: the approved view's still), and the comparison with the approved view when one is due
         (``screen-changed``)."""
         image: Frame = picture(frame)
-        findings = self._compare_view(image, at) if self.reference is not None else []
+        reference, comparison = self._due_view(at), None
+        if reference is not None:  # the platform's page changes as the game goes on: the view follows it
+            seen = ReferenceView.of(image)  # its keypoints, once: compared, and the next view if it follows
+            comparison = compare_views(reference, seen, SCREEN_COVERAGE)
+            self.reference = followed(reference, comparison, seen)
+        findings = self._judge_view(at, comparison)
         captured = to_jpeg(image) if whole else None
         every = self.limits.screen_still_s
         still = None
@@ -410,42 +423,47 @@ class StreamSession:
         finally:
             self.busy = False
 
-    def _compare_view(self, image: Frame, at: float) -> list[Finding]:
-        """In the executor: the picture against the approved view, when one is given and a comparison is due."""
+    def _due_view(self, at: float) -> ReferenceView | None:
+        """The approved view to compare this frame with, when one is given and a comparison is due (it is then
+        counted as made)."""
         reference = self.reference
         if reference is None or at - self.viewed_at < self.limits.view_interval_s:
-            return []
+            return None
         self.viewed_at = at
-        if self.device is Device.SCREEN:  # the platform's page changes as the game goes on: the view follows it
-            seen = ReferenceView.of(image)  # its keypoints, once: compared, and the next view if it follows
-            comparison = compare_views(reference, seen, SCREEN_COVERAGE)
-            self.reference = followed(reference, comparison, seen)
-        else:
-            comparison = compare_view(reference, image)
-        findings = self.view.feed(at, comparison)
-        return [f for f in findings if f.check in self.monitor.enabled]
+        return reference
 
-    def _observe(self, frame: VideoFrame, at: float, search: bool) -> tuple[Frame, Observation, bytes]:
+    def _judge_view(self, at: float, comparison: ViewComparison | None) -> list[Finding]:
+        """A comparison with the approved view (None: none was due) through its temporal rule."""
+        if comparison is None:
+            return []
+        return [f for f in self.view.feed(at, comparison) if f.check in self.monitor.enabled]
+
+    def _observe(self, frame: VideoFrame, at: float, search: bool, reference: ReferenceView | None
+                 ) -> tuple[Frame, Observation, bytes, ViewComparison | None]:  # fmt: skip
         """In the executor, all at once: the frame converted (off the event loop, which must keep draining every
-        stream's packets), what it shows, and its small JPEG."""
+        stream's packets), what it shows, its small JPEG, and how it compares with ``reference`` (if given)."""
         image: Frame = camera_picture(frame)
-        return image, self.analyser.observe(image, at, search), small_jpeg(image)
+        comparison = compare_view(reference, image) if reference is not None else None
+        return image, self.analyser.observe(image, at, search), small_jpeg(image), comparison
 
     async def _look(
-        self, frame: VideoFrame, at: float, search: bool, still: bool
-    ) -> tuple[Frame | None, Observation, bytes, bytes | None]:
-        """What the frame shows, its small JPEG and (``still``) its whole picture as a JPEG: in the stream's analysis
-        process, or in the executor (then with the converted picture, else None)."""
+        self, frame: VideoFrame, at: float, search: bool, still: bool, reference: ReferenceView | None
+    ) -> tuple[Frame | None, Observation, bytes, bytes | None, ViewComparison | None]:
+        """What the frame shows, its small JPEG, (``still``) its whole picture as a JPEG and its comparison with
+        ``reference`` (the side camera's approved view, when a comparison is due): in the stream's analysis process,
+        or in the executor (then with the converted picture, else None)."""
         loop = asyncio.get_running_loop()
         if self.slot is not None:
-            looked = await self.slot.look(frame, at, search, still)
+            looked = await self.slot.look(frame, at, search, still, reference)
             self.searches += looked.searched
-            return None, looked.observation, looked.small, looked.still
+            return None, looked.observation, looked.small, looked.still, looked.view
         searches = self.analyser.searches
-        image, observation, small_frame = await loop.run_in_executor(self.executor, self._observe, frame, at, search)
+        image, observation, small_frame, comparison = await loop.run_in_executor(
+            self.executor, self._observe, frame, at, search, reference
+        )
         self.searches += self.analyser.searches - searches
         whole = await loop.run_in_executor(self.executor, to_jpeg, image) if still else None
-        return image, observation, small_frame, whole
+        return image, observation, small_frame, whole, comparison
 
     async def _analyse(self, frame: VideoFrame, at: float) -> None:
         if self.device is Device.SCREEN:
@@ -457,15 +475,15 @@ class StreamSession:
             wants_still = any(capture.stills for capture in capturing)
             # The models run about once a second (every analysed frame during a capture, whose stills need the
             # faces); the frames between reuse what they found.
-            image, observation, small_frame, still = await self._look(frame, at, bool(capturing), wants_still)
+            # The side camera's comparison with its approved view (ORB, tens of ms) runs where the analysis runs.
+            reference = self._due_view(at)
+            image, observation, small_frame, still, comparison = await self._look(
+                frame, at, bool(capturing), wants_still, reference
+            )
             self.frames_analysed += 1
             self.frame_size = (frame.width, frame.height)
             self.last_faces = observation.faces
-            findings = self.monitor.feed(observation)
-            if self.reference is not None and at - self.viewed_at >= self.limits.view_interval_s:
-                if image is None:
-                    image = await loop.run_in_executor(self.executor, camera_picture, frame)
-                findings += await loop.run_in_executor(self.executor, self._compare_view, image, at)
+            findings = self.monitor.feed(observation) + self._judge_view(at, comparison)
             self.thumbnail = small_frame
             if self.on_clip is not None or capturing:
                 if self.on_clip is not None:
