@@ -973,6 +973,10 @@ class Monitor:
     """The checks that may raise findings (a section's policy, :func:`checks_for_policy`).  A disabled check is still
     followed, since the others depend on it (no face counts while the camera is covered), but its findings are
     never given out, nor listed as active."""
+    bodies_without_faces: bool = True
+    """A new body beside the player with no face of its own counts as another person (36.4.2): so on the front
+    camera, which faces the player and the room behind them.  The side camera counts faces only
+    (:data:`video.devices.FACELESS_BODIES`)."""
     conditions: dict[Check, _Condition] = field(default_factory=lambda: {check: _Condition() for check in Check})
     last_frame_at: float | None = None
     recent_moving: deque[tuple[float, float]] = field(default_factory=deque)
@@ -1074,7 +1078,7 @@ class Monitor:
             self.conditions[check].since is not None or self.conditions[check].active is not None
             for check in (Check.VIRTUAL_BACKGROUND, Check.BLURRED_BACKGROUND)
         )
-        body = observation.new_body >= BODY_MIN_SHARE and someone and not effect
+        body = self.bodies_without_faces and observation.new_body >= BODY_MIN_SHARE and someone and not effect
         crowded = usable and not still and (faces >= 2 or body)
         if crowded:
             self.crowded_at = at

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Final, NamedTuple
 
-from video.checks import Check
+from video.checks import Check, Monitor, Thresholds
 
 
 class Device(enum.Enum):
@@ -72,6 +72,20 @@ presence and another person as the front one is, and for being covered, frozen, 
 browser).  The screen is checked for its stream, stopped or lost (36.4.4), raised as ``screen-share-stopped``, and,
 once an arbiter approved what it shows (the platform's board), for showing something else (``screen-changed``, a
 review flag: 36.4.3, 36.4.5)."""
+
+
+FACELESS_BODIES: Final = frozenset({Device.FRONT})
+"""The devices on which a new body with no face of its own counts as another person (36.4.2).  Not the side camera:
+it shows the player from the side, leaning over and reaching for the playing device, and what the player's body
+does there looks like a body of its own (``benchmarks/detectors.py --side``: 8 false alarms in 1.5 player-hours of
+a composed side view, every one a player leaning towards the device for 3-8 s).  A second face on the side camera
+still counts; a person seen from behind only is the front camera's to find."""
+
+
+def device_monitor(thresholds: Thresholds, enabled: frozenset[Check], device: Device) -> Monitor:
+    """The temporal rules of one of a player's devices: the checks ``enabled`` within the device's own
+    (:data:`DEVICE_CHECKS`), and bodies without faces counted where :data:`FACELESS_BODIES` says."""
+    return Monitor(thresholds, enabled=enabled & DEVICE_CHECKS[device], bodies_without_faces=device in FACELESS_BODIES)
 
 
 def device_of(name: object) -> Device:

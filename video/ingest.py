@@ -33,7 +33,7 @@ from video.analysis import FrameAnalyser
 from video.analysis_processes import AnalysisProcesses, AnalysisSlot
 from video.checks import Box, Check, FaceDetector, Finding, Frame, Monitor, Observation, Thresholds
 from video.conversion import CLIP_SIZE, camera_picture, picture, small_jpeg, to_jpeg
-from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, StreamKey
+from video.devices import Device, DeviceThresholds, StreamKey, device_monitor
 from video.janus import JanusHandle
 from video.janus import subscribe as janus_subscribe
 from video.reference_view import (
@@ -757,7 +757,7 @@ class Ingest:
         thresholds = policy.thresholds
         if device is Device.SCREEN:
             thresholds = replace(thresholds, lost_s=policy.devices.screen_lost_s)
-        monitor = Monitor(thresholds, enabled=policy.enabled & DEVICE_CHECKS[device])
+        monitor = device_monitor(thresholds, policy.enabled, device)
         session = StreamSession(player_ref, monitor, self.detector, self.executor,
                                 self.on_finding, self.settings.rate, self.on_clip, clip,
                                 RingBuffer(clip.before_s + clip.after_s + 1),

@@ -29,6 +29,7 @@ from video.checks import (
 )
 from video.checks import _grid as grid
 from video.detectors import HaarFaces
+from video.devices import DEVICE_CHECKS, Device, device_monitor
 
 FACE = Box(200, 100, 120, 120)
 
@@ -144,6 +145,20 @@ def test_no_faceless_body_is_another_person_while_the_background_is_found_replac
         two = [seen(30 + t * 0.5, faces=2, background_change=0.0, background_gain=0.0, person_gain=0.0)
                for t in range(8)]  # fmt: skip
         assert Check.EXTRA_PERSON in {check for check, _, ended in run(monitor, two) if ended is None}
+
+
+def test_the_side_camera_counts_faces_not_bodies() -> None:
+    # The player leaning towards the playing device on the side camera: a new region marked as a person beside the
+    # face the scene knows, for 6 s.  On the front camera that is another body; on the side camera it is not, and a
+    # second face there still is another person.
+    leaning = [seen(t * 0.5, new_body=0.12 if 10 <= t < 22 else 0.0, player_seen=True) for t in range(30)]
+    front = device_monitor(Thresholds(), frozenset(Check), Device.FRONT)
+    assert [(c, s) for c, s, ended in run(front, leaning) if ended is None] == [(Check.EXTRA_PERSON, 5.0)]
+    side = device_monitor(Thresholds(), frozenset(Check), Device.SIDE)
+    assert run(side, leaning) == []
+    two = [seen(15 + t * 0.5, faces=2) for t in range(8)]
+    assert [(c, s) for c, s, ended in run(side, two) if ended is None] == [(Check.EXTRA_PERSON, 15.0)]
+    assert side.enabled == DEVICE_CHECKS[Device.SIDE]
 
 
 def test_a_lost_camera_is_found_by_the_clock() -> None:
