@@ -3,6 +3,7 @@ streamed live over WebRTC into the service's ingest, and encoded offline through
 
 Usage: python benchmarks/detectors.py [--quick] [--live | --no-live] [--cpu-hog N] [--streams N] [--jobs N]
        [--detector auto|haar] [--models DIR] [--cache DIR] [--drift 0.15] [--verbose]
+       python benchmarks/detectors.py --side [--quick] [--verbose]   (the side camera's set instead)
 
 The media (public-domain portraits from the face_recognition sdist, scikit-image's sample images, real indoor videos
 and photos from Debian's opencv-doc) are fetched and hash-checked by ``benchmarks/media.py`` into its cache; the
@@ -35,6 +36,10 @@ when on from the stream's start) and at most 0.1 false alarms an hour each; froz
 within 5 s; at most 0.5 false alarms an hour over every check together.  A check missing from ``video.checks.Check``
 is reported as not scored.
 
+The side camera (``--side``, issue 15): ``benchmarks/side_camera.py``'s composed clips of a phone beside the player
+(moved, turned away, covered, frozen, and hard negatives), offline through the same encoder, analysed as the ingest
+analyses a side camera (:func:`run_side`); 10 minutes on 2 cores.
+
 Run time on 2 cores: the full run about 30 minutes (measured 28: live 5-6, offline 23, while other tests shared the
 machine), ``--quick`` (11 short clips, 2 of them live) about 3 minutes.  Nothing here is a test;
 ``tests/video/test_evalset.py`` tests the scoring and the labels.
@@ -53,7 +58,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -80,6 +85,7 @@ from benchmarks.evalset import (
     ClipLabels,
     ClipSpec,
     Raised,
+    Target,
     analysed_indices,
     labels_for,
     scenarios,
@@ -90,12 +96,24 @@ from benchmarks.evalset import (
 from benchmarks.live import LiveOutcome, exit_with_parent, run_live
 from benchmarks.media import MediaError, default_cache, ensure_media
 from benchmarks.observations import save_observations
+from benchmarks.side_camera import (
+    APPROVE_AT,
+    SIDE_CHECKS,
+    SIDE_TARGETS,
+    SIDE_WITHIN,
+    SideComposer,
+    SideSpec,
+    side_labels,
+    side_set,
+)
 from benchmarks.vp8 import CLOCK, Vp8Link
 from video.analysis import FrameAnalyser
 from video.checks import Box, Check, FaceDetector, Frame, Monitor, Observation, Thresholds
-from video.conversion import at_analysis_size, picture
+from video.conversion import at_analysis_size, camera_picture, picture
 from video.detectors import HaarFaces, available_detector
+from video.devices import DEVICE_CHECKS, Device, DeviceThresholds, device_monitor
 from video.errors import VideoError
+from video.reference_view import ReferenceView, ViewWatch, compare_view
 
 ROOT = Path(__file__).resolve().parent.parent
 WARM_UP_S = 15.0
@@ -159,13 +177,14 @@ def load_models(choice: str, models: Path) -> tuple[FaceDetector | None, Any, st
     return faces, people, f"{faces_note}; {people_note}"
 
 
-def make_analyser(faces: FaceDetector | None, people: Any = None) -> FrameAnalyser:
-    """The one place the benchmark builds the service's analyser: a fresh monitor with the default thresholds, the
-    face detector, and the person segmenter where this checkout's ``FrameAnalyser`` takes one."""
+def make_analyser(faces: FaceDetector | None, people: Any = None, monitor: Monitor | None = None) -> FrameAnalyser:
+    """The one place the benchmark builds the service's analyser: a fresh monitor with the default thresholds (or
+    ``monitor``: a device's, as the ingest makes it), the face detector, and the person segmenter where this
+    checkout's ``FrameAnalyser`` takes one."""
     extra: dict[str, Any] = {}
     if people is not None and "people" in inspect.signature(FrameAnalyser).parameters:
         extra["people"] = people
-    return FrameAnalyser(Monitor(Thresholds()), faces, **extra)
+    return FrameAnalyser(monitor or Monitor(Thresholds()), faces, **extra)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -262,8 +281,61 @@ def run_offline(spec: ClipSpec) -> ClipResult:
                       (warm_up[0], int(warm_up[1]), warm_up[2], int(warm_up[3])), counts)  # fmt: skip
 
 
+def run_side(spec: SideSpec) -> SideResult:
+    """Compose, encode, decode and analyse one side-camera clip as the service analyses a side camera
+    (``video.ingest.StreamSession._analyse``): every analysed frame through the camera checks the side camera raises
+    (``video.devices.DEVICE_CHECKS``), and, once the arbiter approved its view (the decoded picture at
+    :data:`benchmarks.side_camera.APPROVE_AT`), compared with that view every ``view_interval_s``
+    (``StreamSession._due_view`` and ``_judge_view``) under the ``camera-moved`` rule
+    (``video.reference_view.ViewWatch``)."""
+    started = time.perf_counter()
+    enabled = DEVICE_CHECKS[Device.SIDE]
+    analyser = make_analyser(_WORKER["faces"], _WORKER["people"], device_monitor(Thresholds(), enabled, Device.SIDE))
+    limits = DeviceThresholds()
+    watch = ViewWatch(limits.camera_moved_s, Thresholds().clear_s)
+    reference: ReferenceView | None = None
+    viewed_at = -math.inf
+    compare_cpu, compared = 0.0, 0
+    link = Vp8Link(spec.bitrate)
+    wanted = set(analysed_indices(spec.seconds, spec.fps))
+    raised: list[Raised] = []
+    for t, composed in SideComposer(spec, _WORKER["cutouts"], _WORKER["paths"]).frames():
+        for decoded in link.send(composed, t, sender_bitrate(t, spec.bitrate, spec.fps)):
+            at = decoded.pts / CLOCK if decoded.pts is not None else t
+            if round(at * spec.fps) not in wanted:
+                continue
+            image = camera_picture(decoded)
+            findings = analyser.judge(analyser.observe(image, at))
+            if reference is None and at >= APPROVE_AT:
+                reference = ReferenceView.of(image)
+            elif reference is not None and at - viewed_at >= limits.view_interval_s:
+                viewed_at = at
+                begun = time.process_time()
+                comparison = compare_view(reference, image)
+                compare_cpu += time.process_time() - begun
+                compared += 1
+                findings += [f for f in watch.feed(at, comparison) if f.check in enabled]
+            raised += [Raised(f.check.name, at) for f in findings if f.ended is None]
+    return SideResult(spec, raised, link.bytes * 8 / spec.seconds / 1000, time.perf_counter() - started,
+                      compare_cpu, compared)  # fmt: skip
+
+
+@dataclass
+class SideResult:
+    spec: SideSpec
+    raised: list[Raised]
+    kbit_s: float
+    wall: float
+    compare_cpu: float
+    compared: int
+
+
 def _run_in_worker(spec: ClipSpec) -> tuple[ClipResult, str]:
     return run_offline(spec), str(_WORKER["note"])
+
+
+def _side_in_worker(spec: SideSpec) -> tuple[SideResult, str]:
+    return run_side(spec), str(_WORKER["note"])
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -284,8 +356,7 @@ def latency_target(name: str) -> str:
     return f"{mid:g} s" if mid == from_start else f"{mid:g}/{from_start:g} s"
 
 
-def row(label: str, result: CheckScore, target_name: str, latency: str) -> tuple[str, bool]:
-    target = TARGETS[target_name]
+def row(label: str, result: CheckScore, target: Target, latency: str) -> tuple[str, bool]:
     met = target.met(result)
     verdict = "met" if met else "NOT MET"
     if met and not target.shown(result):
@@ -298,22 +369,24 @@ def row(label: str, result: CheckScore, target_name: str, latency: str) -> tuple
     return line, met
 
 
-def table(title: str, labelled: Sequence[tuple[ClipLabels, Sequence[Raised]]], notes: list[str] | None = None
-          ) -> tuple[int, int]:  # fmt: skip
-    """Print one table; (targets met, targets judged)."""
-    checks = scored_checks()
+def table(title: str, labelled: Sequence[tuple[ClipLabels, Sequence[Raised]]], notes: list[str] | None = None,
+          names: Sequence[str] = CHECKS, targets: dict[str, Target] = TARGETS,
+          latency: Callable[[str], str] = latency_target) -> tuple[int, int]:  # fmt: skip
+    """Print one table of the checks ``names`` (each against its target in ``targets``, the line for all of them
+    against ``targets[ALL]``); (targets met, targets judged)."""
+    checks = [name for name in names if name in Check.__members__]
     print(f"\n{title}")
     print(f"{'check':<20} {'eps':>4} {'recall':>6} {'in tgt':>6} {'target':>7} {'lat50':>5} {'lat max':>5} "
           f"{'FA':>4} {'neg h':>5} {'FA/h (95% ≤)':>14}  {'target':<22} result")  # fmt: skip
     met = judged = 0
-    for name in CHECKS:
+    for name in names:
         member = Check.__members__.get(name)
         label = member.value if member is not None else name.lower().replace("_", "-")
         if member is None:
             print(f"{label:<20} not scored: no Check.{name} in video.checks")
             continue
         result = score(name, labelled)
-        line, ok = row(label, result, name, latency_target(name))
+        line, ok = row(label, result, targets[name], latency(name))
         print(line)
         met, judged = met + ok, judged + 1
         if notes is not None:
@@ -324,7 +397,7 @@ def table(title: str, labelled: Sequence[tuple[ClipLabels, Sequence[Raised]]], n
             if result.false_in:
                 notes.append(f"{label}: false alarms in {', '.join(result.false_in)}")
     together = score_all(checks, labelled)
-    line, ok = row("all checks", together, ALL, "")
+    line, ok = row("all checks", together, targets[ALL], "")
     print(line)
     return met + ok, judged + 1
 
@@ -477,6 +550,63 @@ def offline_part(args: argparse.Namespace, specs: list[ClipSpec], cutouts: dict[
     return results
 
 
+def side_part(args: argparse.Namespace, cutouts: dict[str, Cutout], paths: dict[str, Path], notes: set[str]
+              ) -> tuple[int, int]:  # fmt: skip
+    """The side camera's set (``--side``): composed, encoded and analysed offline; its table."""
+    specs = side_set(args.quick)
+    if args.only:
+        specs = [s for s in specs if any(part in s.name for part in args.only.split(",") if part)]
+    hours = sum(s.seconds for s in specs) / 3600
+    negatives = score_all(SIDE_CHECKS, [(side_labels(s), []) for s in specs]).negative_hours
+    print(
+        f"\nside camera: {len(specs)} clips, {hours:.2f} h ({negatives:.2f} player-hours negative for every check); "
+        f"caps {'/'.join(sorted({str(s.bitrate // 1000) for s in specs}, key=int))} kbit/s ...",
+        flush=True,
+    )
+    begun = time.monotonic()
+    results: list[SideResult] = []
+    setup = (args.detector, args.models, cutouts, paths, None, False)
+    ordered = sorted(specs, key=lambda s: -s.seconds * s.fps)
+    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn"), initializer=_start_worker,
+                             initargs=setup) as pool:  # fmt: skip
+        for future in as_completed([pool.submit(_side_in_worker, spec) for spec in ordered]):
+            result, note = future.result()
+            results.append(result)
+            notes.add(note)
+            if args.verbose:
+                found = ", ".join(f"{r.check.lower()}@{r.at:.1f}" for r in result.raised) or "nothing"
+                print(f"  {result.spec.name:<26} {result.spec.stream:<17} {result.wall:5.1f} s  raised: {found}",
+                      flush=True)  # fmt: skip
+    results.sort(key=lambda r: r.spec.name)
+    compared = sum(r.compared for r in results)
+    print(f"side camera: done in {time.monotonic() - begun:.0f} s; {compared} comparisons with the approved view, "
+          f"{sum(r.compare_cpu for r in results) / max(1, compared) * 1000:.1f} ms of CPU each")  # fmt: skip
+    labelled = [(side_labels(r.spec), r.raised) for r in results]
+    side_notes: list[str] = []
+    targets = {**SIDE_TARGETS, ALL: TARGETS[ALL]}
+    met, judged = table("Side camera", labelled, side_notes, SIDE_CHECKS, targets,
+                        lambda name: f"{SIDE_WITHIN[name]:g} s" if name in SIDE_WITHIN else "-")  # fmt: skip
+    kinds = sorted({m.kind for r in results for m in r.spec.moves})
+    by_kind = []
+    for kind in kinds:
+        part = [x for x, r in zip(labelled, results, strict=True) if any(m.kind == kind for m in r.spec.moves)]
+        moved = score(SIDE_CHECKS[0], part)
+        by_kind.append(f"{kind} {moved.within}/{moved.episodes}")
+    print(f"camera-moved within target by move: {', '.join(by_kind)}")
+    for note in side_notes:
+        print("  " + note)
+    return met, judged
+
+
+def side_only(args: argparse.Namespace, cutouts: dict[str, Cutout], paths: dict[str, Path], started: float) -> None:
+    print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, OpenCV {cv2.__version__}, "
+          f"PyAV {av.__version__}; {args.jobs} worker(s)")  # fmt: skip
+    notes: set[str] = set()
+    met, judged = side_part(args, cutouts, paths, notes)
+    print(f"models: {'; '.join(sorted(notes))}")
+    print(f"\ntargets met: {met} of {judged}; elapsed {time.monotonic() - started:.0f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="one short clip per scenario (about 2 minutes)")
@@ -500,6 +630,8 @@ def main() -> None:
     parser.add_argument(
         "--low", action="store_true", help="offline clips at the low simulcast layer (320x240, a third of the bitrate)"
     )
+    parser.add_argument("--side", action="store_true",
+                        help="the side camera's set instead (benchmarks/side_camera.py; offline)")  # fmt: skip
     parser.add_argument("--live-only", action="store_true",
                         help="only the live part (what the analysis's pace changes; the offline part is analysed at "
                              "the ingest's rate)")  # fmt: skip
@@ -513,6 +645,9 @@ def main() -> None:
         sys.exit(f"media: {error}")
     cv2.setNumThreads(1)
     cutouts = make_cutouts(paths)
+    if args.side:
+        side_only(args, cutouts, paths, started)
+        return
     specs = scenarios(args.quick, args.drift)
     if args.only:
         parts = [part for part in args.only.split(",") if part]
