@@ -73,7 +73,7 @@ from proctor.events import CHECKS, PolicySpec
 from proctor.live_views import LiveViews, sender_video
 from proctor.media_retention import expired_media, retire_media
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
-from proctor.player_devices import PlayerDevices
+from proctor.player_devices import PlayerDevices, room_references
 from proctor.player_view import LEAVE_REQUEST, leave_answer, leave_requesters, player_place
 from proctor.service import Service
 from proctor.settings import Settings
@@ -561,6 +561,8 @@ class Camera:
                                      "PROCTOR_JANUS_ADMIN_URL")  # fmt: skip
         self.rooms = PlayerRooms(settings, StreamRegistry(settings.bus_url))
         self.rooms.remote = self.streams.remote  # the workers' reports, as the desk sees them
+        with self.writer.engine.connect() as connection:
+            self.rooms.references.update(room_references(connection))
         await self.rooms.start()
         if self.live_views is not None:  # the arbiters watch through Janus
             self.live_views.rooms = self.rooms

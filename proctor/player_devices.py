@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-import cv2
-import numpy as np
 from sqlalchemy import Connection, select
 from sqlmodel import col
 
 from proctor.accounts import Identity
 from proctor.errors import ConflictError, NotFoundError
 from proctor.models import CameraAction
+from proctor.stream_registry import stream_name
 from proctor.stream_views import SeenStream, degraded
 from proctor.wall_clock import now_ms
 from video.checks import Check
@@ -166,17 +165,8 @@ class PlayerDevices:
         without a live stream of the device, or when its picture has too little detail to compare with."""
         camera = self.camera
         camera.require_known(player_ref)
-        ingest = camera.ingest
-        if ingest is None or ingest.live(player_ref, device) is None:
-            raise ConflictError(f"player {player_ref!r} has no live {device.title} stream: ask them to open it first")
-        try:
-            result = await ingest.capture(player_ref, REFERENCE_SECONDS, stills=True, device=device)
-        except LookupError:
-            raise ConflictError(f"player {player_ref!r}'s {device.title} stream ended") from None
-        still = next((frame.still for frame in reversed(result.frames) if frame.still), None)
-        if still is None:
-            raise ConflictError(f"no picture arrived from the {device.title} in {REFERENCE_SECONDS} s: try again")
-        reference = reference_from(still)
+        still = await self._still(player_ref, device)
+        reference = ReferenceView.from_jpeg(still)
         if reference is None or not reference.judgeable:
             raise ConflictError(f"the {device.title}'s picture has too little detail to serve as its approved view "
                                 "(dark, covered or out of focus)")  # fmt: skip
@@ -188,10 +178,44 @@ class PlayerDevices:
                    "note_sha256": hashlib.sha256(note.encode()).hexdigest()}  # fmt: skip
         at = now_ms()
         row_id = await camera.record_action(who, player_ref, "reference", detail, audited, at)
-        ingest.set_reference(player_ref, device, reference)
+        if camera.ingest is not None:
+            camera.ingest.set_reference(player_ref, device, reference)
+        if camera.rooms is not None:  # the distributed mode: the worker holding the stream fetches it
+            await camera.rooms.set_reference(player_ref, device, digest)
         self.changed(player_ref)
         return {"id": row_id, "player": player_ref, "device": device.value, "media": name, "sha256": digest,
                 "points": len(reference.points), "note": note, "at": at}  # fmt: skip
+
+    async def _still(self, player_ref: str, device: Device) -> bytes:
+        """The device's picture now, for its approved view: the last still of a :data:`REFERENCE_SECONDS` window, from
+        this process's stream or (the distributed mode) from the worker holding it.  ConflictError without one."""
+        ingest, rooms = self.camera.ingest, self.camera.rooms
+        if ingest is not None and ingest.live(player_ref, device) is not None:
+            try:
+                result = await ingest.capture(player_ref, REFERENCE_SECONDS, stills=True, device=device)
+            except LookupError:
+                raise ConflictError(f"player {player_ref!r}'s {device.title} stream ended") from None
+            still = next((frame.still for frame in reversed(result.frames) if frame.still), None)
+            if still is None:
+                raise ConflictError(f"no picture arrived from the {device.title} in {REFERENCE_SECONDS} s: try again")
+            return still
+        if rooms is not None:
+            return await rooms.still(player_ref, device, REFERENCE_SECONDS)
+        raise ConflictError(f"player {player_ref!r} has no live {device.title} stream: ask them to open it first")
+
+    def still_of(self, digest: str) -> bytes | None:
+        """An approved view's still by its SHA-256 (for the workers), or None."""
+        with self.camera.writer.engine.connect() as connection:
+            rows = connection.execute(
+                select(CameraAction).where(col(CameraAction.kind) == "reference").order_by(col(CameraAction.id).desc())
+            ).all()
+        folder = Path(self.camera.settings.media_dir)
+        for row in rows:
+            if (row.detail or {}).get("sha256") == digest:
+                path = folder / str(row.detail.get("media", ""))
+                data = path.read_bytes() if path.is_file() else None
+                return data if data is not None and hashlib.sha256(data).hexdigest() == digest else None
+        return None
 
     def reference(self, player_ref: str, device: Device) -> dict[str, Any] | None:
         """The camera's latest approved view as recorded (who, when, its still's name and hash), or None."""
@@ -210,16 +234,18 @@ class PlayerDevices:
         folder = Path(self.camera.settings.media_dir)
         for (player_ref, device_name), row in latest_references(connection).items():
             path = folder / str(row.detail.get("media", ""))
-            reference = reference_from(path.read_bytes()) if path.is_file() else None
+            reference = ReferenceView.from_jpeg(path.read_bytes()) if path.is_file() else None
             if reference is None:
                 log.warning("%s: the %s's reference still %s cannot be read", player_ref, device_name, path)
                 continue
             ingest.set_reference(player_ref, Device(device_name), reference)
 
 
-def reference_from(jpeg: bytes) -> ReferenceView | None:
-    image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
-    return None if image is None else ReferenceView.of(image.astype(np.uint8, copy=False))
+def room_references(connection: Connection) -> dict[str, str]:
+    """The SHA-256 of each stream's latest approved view, by stream name (the distributed mode: the workers fetch
+    the stills by their hash)."""
+    return {stream_name(StreamKey(player_ref, Device(device))): str(row.detail["sha256"])
+            for (player_ref, device), row in latest_references(connection).items()}  # fmt: skip
 
 
 def latest_references(connection: Connection, player_ref: str | None = None) -> dict[tuple[str, str], Any]:

@@ -11,15 +11,23 @@ A page asks for its room (:meth:`PlayerRooms.room_for`), publishes each device t
 display name), and says which feed it got (:meth:`PlayerRooms.published`); the service checks with Janus that the feed
 is publishing in that room under that name before it enters the stream in the registry, with the policy the
 player's section sets. The service writes its streams to Redis again every few seconds (a Redis restarted empty has
-them back) and adopts what it finds there when it starts (a standby taking over)."""
+them back) and adopts what it finds there when it starts (a standby taking over).
+
+An arbiter approving a device's view (the side camera's setup, the screen's board) needs a still of it: the service
+asks the worker holding the stream (:meth:`PlayerRooms.still`, through the registry) and waits for its answer; the
+approved still's hash then goes with the stream in the registry, and whichever worker holds the stream fetches the
+still from the service and compares the picture with it (proctor.worker)."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import hashlib
 import hmac
 import logging
+import secrets
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Final
@@ -41,6 +49,8 @@ REPUBLISH_S: Final = 3.0
 READ_REPORTS_S: Final = 1.0
 PUBLISHING_WAIT_S: Final = 8.0
 """How long the service waits for a feed a page says it published to be publishing in Janus."""
+STILL_ANSWER_S: Final = 6.0
+"""How long beyond a still's window the service waits for the worker's answer (its next round, the upload)."""
 ROOM_PUBLISHERS: Final = len(Device) + 1
 """A room's publishers: the player's devices, and one more for a page publishing again before Janus dropped the
 first."""
@@ -88,6 +98,8 @@ class PlayerRooms:
         self.reading: asyncio.Task[None] | None = None
         self.remote: dict[StreamKey, RemoteStream] = {}
         """The workers' latest reports of these streams (proctor.stream_views), read every second."""
+        self.references: dict[str, str] = {}
+        """The SHA-256 of each stream's approved view (its reference still), by stream name."""
 
     def _room(self, player_ref: str) -> tuple[int, str, str]:
         """The player's room id (1 … 2^31 - 1), its PIN and its secret."""
@@ -189,7 +201,9 @@ class PlayerRooms:
                 raise ConflictError(f"feed {feed} is not publishing the {device.title} in this player's room")
             await asyncio.sleep(0.2)
         leave = next((s.leave_until for s in self.streams.values() if s.player == player_ref), 0.0)
-        stream = PublishedStream(player_ref, device, room, pin, feed, policy_json(policy), leave)
+        name = stream_name(StreamKey(player_ref, device))
+        stream = PublishedStream(player_ref, device, room, pin, feed, policy_json(policy), leave,
+                                 self.references.get(name, ""))  # fmt: skip
         self.streams[stream.name] = stream
         try:
             await self.registry.publish([stream])
@@ -214,6 +228,46 @@ class PlayerRooms:
         await self._with_janus(add)
         url = self.settings.janus_public_url or self.settings.janus_url
         return {"url": url, "token": token, "room": stream.room, "pin": stream.pin, "feed": stream.feed}
+
+    async def still(self, player_ref: str, device: Device, seconds: float) -> bytes:
+        """A still of the player's ``device`` as the worker holding it sees it now (the last frame of a ``seconds``
+        window, a JPEG): asked through the registry, its answer waited for.  ConflictError when no worker holds the
+        stream, or none answers in time."""
+        name = stream_name(StreamKey(player_ref, device))
+        if name not in self.streams:
+            raise ConflictError(f"player {player_ref!r} has no live {device.title} stream: ask them to open it first")
+        try:
+            holder = (await self.registry.holders([name])).get(name)
+            if holder is None:
+                raise ConflictError(f"no analysis worker holds the {device.title} stream yet: try again in a few "
+                                    "seconds")  # fmt: skip
+            ident = secrets.token_hex(12)
+            await self.registry.ask(holder, {"id": ident, "kind": "still", "stream": name, "seconds": seconds})
+            answer = await self.registry.answered(ident, seconds + STILL_ANSWER_S)
+        except RedisError as error:
+            raise MediaServerUnavailableError(f"the stream registry is away: {error}") from None
+        if answer is None:
+            raise ConflictError(f"the analysis worker did not send the {device.title}'s picture in time: try again")
+        if answer.get("error"):
+            raise ConflictError(f"the {device.title}'s picture could not be taken: {answer['error']}")
+        try:
+            return base64.b64decode(str(answer.get("still", "")), validate=True)
+        except binascii.Error:
+            raise ConflictError(f"the analysis worker sent no picture of the {device.title}") from None
+
+    async def set_reference(self, player_ref: str, device: Device, digest: str) -> None:
+        """The device's approved view is the still with this SHA-256 from now on: entered with the stream (now, and
+        with every later round), for the worker holding it to fetch."""
+        name = stream_name(StreamKey(player_ref, device))
+        self.references[name] = digest
+        stream = self.streams.get(name)
+        if stream is None:
+            return
+        self.streams[name] = replace(stream, reference=digest)
+        try:
+            await self.registry.publish([self.streams[name]])
+        except RedisError as error:  # written again by the next round
+            log.warning("the stream registry is away (%s): %s's approved view entered on the next round", error, name)
 
     def grant_leave(self, player_ref: str, until: float) -> None:
         """Leave of the area for the player's streams (36.4.1): the workers read it with the next round."""

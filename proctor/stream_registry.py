@@ -12,6 +12,9 @@
   worker that takes a stream over reports the gap from it (the camera timeline shows it).
 - ``proctor:report:<player|device>``: the stream as its worker sees it, written every second (proctor.stream_views:
   what the desk shows of it).
+- ``proctor:ask:<worker>`` (a list): what the service asks of the worker holding a stream (a still of it, for an
+  arbiter approving its view), taken by the worker with its next round; ``proctor:answer:<id>`` (a list): its
+  answer, which the asking service process waits for.  Both gone after :data:`ASK_TTL_MS`.
 
 Which worker claims which stream is proctor.stream_assignment's pure rule."""
 
@@ -39,6 +42,9 @@ WORKER_TTL_MS: Final = 3000
 CLAIM_TTL_MS: Final = 3000
 """A worker killed by SIGKILL holds its streams this long at most: they are taken over within about 4 s."""
 SEEN_TTL_MS: Final = 86_400_000
+ASK: Final = "proctor:ask:"
+ANSWER: Final = "proctor:answer:"
+ASK_TTL_MS: Final = 30_000
 
 RENEW = """
 local out = {}
@@ -97,6 +103,9 @@ class PublishedStream:
     """:func:`policy_json` of the stream's :class:`video.ingest.StreamPolicy` (the player's section's)."""
     leave_until: float = 0.0
     """Leave of the area granted to the player until then (seconds; 36.4.1)."""
+    reference: str = ""
+    """The SHA-256 of the device's approved view (its reference still), if an arbiter approved one: the worker
+    holding the stream fetches the still from the service and compares the picture with it."""
 
     @property
     def key(self) -> StreamKey:
@@ -193,6 +202,29 @@ class StreamRegistry:
                 for name, report in reports.items():
                     pipe.set(REPORT + name, json.dumps(report), px=REPORT_TTL_MS)
                 await pipe.execute()
+
+    async def ask(self, worker: str, request: Mapping[str, Any]) -> None:
+        """Ask ``worker`` something about a stream it holds (it answers with :meth:`answer`)."""
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.rpush(ASK + worker, json.dumps(request))
+            pipe.pexpire(ASK + worker, ASK_TTL_MS)
+            await pipe.execute()
+
+    async def asked(self, worker: str, most: int = 16) -> list[dict[str, Any]]:
+        """What the service asked of this worker since its last round."""
+        values = await self.client.lpop(ASK + worker, most)
+        return [json.loads(str(value)) for value in (values if isinstance(values, list) else [])]
+
+    async def answer(self, ident: str, body: Mapping[str, Any]) -> None:
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.rpush(ANSWER + ident, json.dumps(body))
+            pipe.pexpire(ANSWER + ident, ASK_TTL_MS)
+            await pipe.execute()
+
+    async def answered(self, ident: str, within_s: float) -> dict[str, Any] | None:
+        """The answer to the request ``ident``, waited for up to ``within_s`` (None: none came)."""
+        popped = await self.client.blpop([ANSWER + ident], timeout=within_s)
+        return None if popped is None else dict(json.loads(popped[1]))
 
     async def reports(self, names: list[str]) -> dict[str, dict[str, Any]]:
         """The latest report of each of these streams that has one."""

@@ -11,18 +11,25 @@ holds and takes them again when Redis is back.
 Findings, clips and gaps go to the service's processes (``WRITER_URLS``, or the web processes in front of them) over
 HTTP with the workers' secret (``WORKER_SECRET``), one at a time in order, tried again until a service process accepts
 them: a finding is recorded once by its stream, check and start (proctor.camera), so a retry after a lost answer
-stores nothing twice. Evidence (the snapshot, the clip) goes with it: the one media store is the service's."""
+stores nothing twice. Evidence (the snapshot, the clip) goes with it: the one media store is the service's.
+
+An arbiter approving a device's view (the side camera's setup, the screen's board) asks, through the registry, the
+worker holding the stream for a still of it; the worker answers with the last frame of the window asked for.  The
+approved still's hash is entered with the stream, and the worker holding it (the one that takes it over, too)
+fetches the still from the service and compares the picture with it (``camera-moved``, ``screen-changed``)."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
 import contextlib
+import hashlib
 import logging
 import os
 import signal
 import socket
 import time
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +51,7 @@ from video.detectors import available_detector
 from video.devices import StreamKey
 from video.ingest import Ingest, IngestSettings
 from video.janus import JanusError, JanusHandle, JanusSession
+from video.reference_view import ReferenceView
 from video.segmentation import available_segmenter
 
 log = logging.getLogger("proctor.worker")
@@ -67,6 +75,8 @@ JANUS_RETRY_S: Final = 3.0
 RETRY_FIRST_S: Final = 0.5
 RETRY_MOST_S: Final = 5.0
 OUTBOX: Final = 5000
+STILL_MOST_S: Final = 10.0
+"""The longest window the service may ask a still from."""
 
 
 @dataclass
@@ -174,6 +184,11 @@ class Worker:
         self.registry_up = True
         self.shed_at = 0.0
         self.uneven_since: float | None = None
+        self.http: aiohttp.ClientSession | None = None
+        self.applied: dict[str, str] = {}
+        """The approved view given to the ingest for each stream (its still's SHA-256), by stream name."""
+        self.tasks: set[asyncio.Task[None]] = set()
+        """Answers being made and stills being fetched (each in the background: a round must not wait for them)."""
 
     def _start_ingest(self) -> Ingest:
         models = Path(self.settings.models_dir)
@@ -213,6 +228,7 @@ class Worker:
         self.ingest = self._start_ingest()
         self.reports.start()
         async with aiohttp.ClientSession() as http:
+            self.http = http
             self.janus = await self._open_janus(http, stop)
             while self.janus is not None and not stop.is_set():
                 if self.janus_failed:
@@ -303,6 +319,70 @@ class Worker:
                         })  # fmt: skip
         await self.registry.seen(list(self.held), int(now * 1000))
         await self.registry.report(self._reports(now))
+        for name in self.held:
+            wanted = streams[name].reference if name in streams else self.applied.get(name, "")
+            if wanted != self.applied.get(name, ""):
+                self.applied[name] = wanted  # one fetch at a time: a failed one sets it back
+                self._spawn(self._apply_reference(streams[name]))
+        for request in await self.registry.asked(self.id):
+            self._spawn(self._answer(request))
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _apply_reference(self, stream: PublishedStream) -> None:
+        """The stream's approved view (36.4: the side camera's setup, the screen's board), fetched from the service by
+        its still's hash and given to the ingest; none, withdrawn."""
+        assert self.ingest is not None
+        reference = None
+        if stream.reference:
+            still = await self._fetch(f"/api/v1/worker/references/{stream.reference}")
+            reference = ReferenceView.from_jpeg(still) if still is not None else None
+            if reference is None or hashlib.sha256(still or b"").hexdigest() != stream.reference:
+                log.warning("%s: the approved view %s could not be fetched: again next round", stream.name,
+                            stream.reference[:12])  # fmt: skip
+                self.applied.pop(stream.name, None)
+                return
+        self.ingest.set_reference(stream.player, stream.device, reference)
+        log.info("worker %s: %s compared with its approved view %s", self.id, stream.name, stream.reference[:12])
+
+    async def _fetch(self, path: str) -> bytes | None:
+        """A GET from the first service process that answers it (None: none did)."""
+        assert self.http is not None
+        headers = {"Authorization": f"Bearer {self.settings.worker_secret}"}
+        for url in self.reports.urls:
+            try:
+                async with self.http.get(url + path, headers=headers, timeout=aiohttp.ClientTimeout(total=10)) as reply:
+                    if reply.status == 200:
+                        return await reply.read()
+            except (aiohttp.ClientError, TimeoutError):
+                continue
+        return None
+
+    async def _answer(self, request: dict[str, Any]) -> None:
+        """What the service asked about a stream held here: a still of it now (the last frame of a window of
+        ``seconds``), for an arbiter approving its view."""
+        assert self.ingest is not None
+        ident, name = str(request.get("id", "")), str(request.get("stream", ""))
+        held = self.held.get(name)
+        answer: dict[str, Any]
+        if request.get("kind") != "still" or not ident:
+            answer = {"error": "not a request this worker knows"}
+        elif held is None:
+            answer = {"error": "the stream moved to another analysis worker: try again"}
+        else:
+            seconds = min(float(request.get("seconds", 2.0)), STILL_MOST_S)
+            try:
+                result = await self.ingest.capture(held.stream.player, seconds, stills=True, device=held.stream.device)
+                still = next((frame.still for frame in reversed(result.frames) if frame.still), None)
+                answer = {"still": _b64(still)} if still else {"error": f"no picture arrived in {seconds:g} s"}
+            except LookupError:
+                answer = {"error": "the stream is not live"}
+        if ident:
+            with contextlib.suppress(RedisError):
+                await self.registry.answer(ident, answer)
 
     def _sheds_now(self, now: float, uneven: bool) -> bool:
         """Whether to let a stream go now: the load uneven for :data:`UNEVEN_FOR_S` (not a heartbeat a round behind)
@@ -361,6 +441,8 @@ class Worker:
 
     async def close(self) -> None:
         """A worker stopped on purpose lets its streams go at once (the others take them next second)."""
+        for task in list(self.tasks):
+            task.cancel()
         for name in list(self.held):
             await self._let_go(name, "the worker stops")
             with contextlib.suppress(RedisError):

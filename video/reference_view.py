@@ -70,6 +70,12 @@ class ReferenceView:
     def of(cls, frame: Frame) -> ReferenceView:
         return cls(*features(frame))
 
+    @classmethod
+    def from_jpeg(cls, jpeg: bytes) -> ReferenceView | None:
+        """The view of a still (a JPEG: the arbiter's reference still), or None when it cannot be decoded."""
+        image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
+        return None if image is None else cls.of(np.asarray(image, np.uint8))
+
     @property
     def judgeable(self) -> bool:
         return self.descriptors is not None and len(self.points) >= MIN_KEYPOINTS

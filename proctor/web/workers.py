@@ -1,6 +1,7 @@
 """What the analysis workers tell the service (the distributed mode, issue 16; proctor.worker): their findings with
-the snapshot, their clips, and the time a stream went unchecked while it moved between workers.  Each with the
-workers' secret (``Authorization: Bearer``, ``WORKER_SECRET``); each recorded once however often it is told
+the snapshot, their clips, and the time a stream went unchecked while it moved between workers; and what they fetch
+from it: an approved view's still, to compare the stream they hold with.  Each with the workers' secret
+(``Authorization: Bearer``, ``WORKER_SECRET``); each report recorded once however often it is told
 (proctor.camera_records), answered after it is stored."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import binascii
 import hmac
 import json
 import math
+import re
 from typing import Any, Final
 
 from aiohttp import web
@@ -133,6 +135,18 @@ async def worker_gap(request: web.Request) -> web.Response:
     return web.json_response({"incident": incident})
 
 
+async def worker_reference(request: web.Request) -> web.Response:
+    """An approved view's still (a JPEG) by its SHA-256, as the registry names it with the stream."""
+    _worker(request)
+    digest = request.match_info["sha256"]
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise errors.BadRequestError("a still is named by its SHA-256, 64 lower-case hex digits")
+    still = context_of(request).camera.devices.still_of(digest)
+    if still is None:
+        raise errors.NotFoundError("no approved view has this still")
+    return web.Response(body=still, content_type="image/jpeg")
+
+
 _ANSWERS: Final = {
     "200": "stored (or stored before): the incident", "400": "malformed report", "401": "not the workers' secret",
     "404": "no analysis workers here, or an unknown device",
@@ -145,4 +159,8 @@ ROUTES: Final = (
           "An analysis worker's clip of a started finding {player, device, check, started, detail, clip}", _ANSWERS),
     Route("POST", "/api/v1/worker/gaps", worker_gap,
           "A stream no analysis worker checked {player, device, from_ms, to_ms}", _ANSWERS),
+    Route("GET", "/api/v1/worker/references/{sha256}", worker_reference,
+          "An approved view's still (JPEG) by its SHA-256, for the worker holding the stream",
+          {"200": "the still", "400": "not a SHA-256", "401": "not the workers' secret",
+           "404": "no analysis workers here, or no approved view with this still"}),
 )  # fmt: skip
