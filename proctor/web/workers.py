@@ -136,7 +136,10 @@ async def worker_gap(request: web.Request) -> web.Response:
 
 
 async def worker_reference(request: web.Request) -> web.Response:
-    """An approved view's still (a JPEG) by its SHA-256, as the registry names it with the stream."""
+    """An approved view's still (a JPEG) by its SHA-256, as the registry names it with the stream.  A read: without
+    the workers' secret (or on a service that has none) it is 401, as every read that is not public."""
+    if not context_of(request).settings.worker_secret:
+        raise errors.UnauthorizedError("not an analysis worker of this service (it has none)")
     _worker(request)
     digest = request.match_info["sha256"]
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
@@ -162,5 +165,6 @@ ROUTES: Final = (
     Route("GET", "/api/v1/worker/references/{sha256}", worker_reference,
           "An approved view's still (JPEG) by its SHA-256, for the worker holding the stream",
           {"200": "the still", "400": "not a SHA-256", "401": "not the workers' secret",
-           "404": "no analysis workers here, or no approved view with this still"}),
+           "404": "no approved view with this still"},
+          (("sha256", "path", "the still's SHA-256, as the stream registry gives it"),)),
 )  # fmt: skip

@@ -5,16 +5,17 @@ reports refused with nothing stored; and the routes closed where the service has
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlmodel import col
 
 from proctor.app import create_app
-from proctor.models import Incident, IncidentAction
+from proctor.models import CameraAction, Incident, IncidentAction
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context
 from tests.proctor.test_camera import issue_token
@@ -142,3 +143,30 @@ async def test_without_workers_the_reports_and_the_rooms_are_closed(database_url
     assert response.status == 404 and "no analysis workers" in (await response.json())["message"]
     response = await client.post("/api/v1/sfu/room", json={"token": "nope"})
     assert response.status == 404  # an unknown token first
+
+
+async def test_an_approved_views_still_is_read_by_its_hash_with_the_workers_secret_only(
+    platform: Platformer, settings: Settings
+) -> None:
+    """What a worker fetches to compare the stream it holds with (proctor.worker): the still of a recorded approved
+    view, by its SHA-256; a malformed name is 400, an unknown still 404, and nothing without the secret."""
+    media = Path(settings.media_dir)
+    (media / "wr").mkdir(parents=True)
+    (media / "wr" / "side-reference.jpg").write_bytes(JPEG)
+    digest = hashlib.sha256(JPEG).hexdigest()
+    with app_context(platform).engine.begin() as connection:
+        connection.execute(insert(CameraAction).values(
+            player_ref="wr-1", arbiter="Cam", role="chief", kind="reference", created_ms=1,
+            detail={"device": "side", "media": "wr/side-reference.jpg", "sha256": digest, "note": ""},
+        ))  # fmt: skip
+    path = f"/api/v1/worker/references/{digest}"
+    found = await platform.client.get(path, headers=WORKER)
+    assert found.status == 200 and await found.read() == JPEG and found.content_type == "image/jpeg"
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        assert (await platform.client.get(path, headers=headers)).status == 401
+    assert (await platform.client.get(f"/api/v1/worker/references/{'0' * 64}", headers=WORKER)).status == 404
+    assert (await platform.client.get("/api/v1/worker/references/..%2Fproctor.db", headers=WORKER)).status in (400, 404)
+    assert (await platform.client.get("/api/v1/worker/references/ABC", headers=WORKER)).status == 400
+    # A still changed on disk since it was approved is not handed out as that view.
+    (media / "wr" / "side-reference.jpg").write_bytes(JPEG + b"changed")
+    assert (await platform.client.get(path, headers=WORKER)).status == 404
