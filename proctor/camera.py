@@ -938,9 +938,21 @@ class Camera:
         self.tell(player_ref, "message", {"id": row_id, "text": text, "at": at})
         return {"id": row_id, "player": player_ref, "incident": incident, "at": at}
 
+    def capture(self, player_ref: str, seconds: float, stills: bool = False,
+                device: Device = Device.FRONT) -> Awaitable[CaptureResult]:  # fmt: skip
+        """Record the player's ``device`` for ``seconds`` from now where its stream is analysed: this process's
+        ingest, or (the distributed mode) the worker holding it, asked at once.  The awaitable gives its analysed
+        frames (their stills if asked for) and their clip once the window is over.  LookupError when the player
+        has no live stream of it."""
+        if self.ingest is not None and self.ingest.live(player_ref, device) is not None:
+            return self.ingest.capture(player_ref, seconds, stills=stills, device=device)
+        if self.rooms is not None and self.streams.live(player_ref, device) is not None:
+            return asyncio.ensure_future(self.rooms.capture(player_ref, device, seconds, stills))
+        raise LookupError(f"no live stream for {player_ref!r}")
+
     def no_live_stream(self, player_ref: str) -> str | None:
         """Why the player's camera cannot be prompted now (None when it can)."""
-        if self.ingest is not None and self.ingest.live(player_ref) is not None:
+        if self.streams.live(player_ref) is not None:
             return None
         with self.writer.engine.connect() as connection:
             issued = connection.execute(
@@ -956,7 +968,7 @@ class Camera:
         check, two stills and their ear crops) become evidence on the incident: the one given, or a new one of the
         prompt's kind."""
         self.require_known(player_ref)
-        if self.ingest is None or self.ingest.live(player_ref) is None:
+        if self.streams.live(player_ref) is None:
             raise ConflictError(f"player {player_ref!r} has no live camera stream: ask them to open their link first")
         at = now_ms()
         detail = {"prompt": prompt.value, "article": prompt.article, "seconds": seconds}
@@ -980,7 +992,7 @@ class Camera:
         """An ear check the service prompts itself, as the section's policy asks (36.2; proctor/ear_checks.py): shown
         and recorded like an arbiter's, audited with the service as its actor.  No incident is raised now: the
         recording becomes one ``ear-check`` incident when its window ends.  ConflictError without a live stream."""
-        if self.ingest is None or self.ingest.live(check.player_ref) is None:
+        if self.streams.live(check.player_ref) is None:
             raise ConflictError(f"player {check.player_ref!r} has no live camera stream")
         at = now_ms()
         detail = {"prompt": Prompt.EAR_CHECK.value, "article": EAR_ARTICLE, "seconds": seconds,
@@ -1007,12 +1019,11 @@ class Camera:
     ) -> int:  # fmt: skip
         """Show the stored prompt on the player's page and record its window; when it ends, :meth:`_keep_capture`.
         Until when it runs."""
-        assert self.ingest is not None
         until = now_ms() + seconds * 1000
         shown = {"id": row_id, "kind": prompt.value, "title": prompt.title, "article": prompt.article,
                  "instruction": prompt.instruction, "seconds": seconds, "until": until}  # fmt: skip
         try:
-            recording = self.ingest.capture(player_ref, seconds, stills=prompt.keeps_stills)
+            recording = self.capture(player_ref, seconds, stills=prompt.keeps_stills)
         except LookupError:  # the stream dropped while the prompt was being stored
             recording = None
         self.prompting[player_ref] = shown

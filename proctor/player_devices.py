@@ -187,21 +187,23 @@ class PlayerDevices:
                 "points": len(reference.points), "note": note, "at": at}  # fmt: skip
 
     async def _still(self, player_ref: str, device: Device) -> bytes:
-        """The device's picture now, for its approved view: the last still of a :data:`REFERENCE_SECONDS` window, from
-        this process's stream or (the distributed mode) from the worker holding it.  ConflictError without one."""
-        ingest, rooms = self.camera.ingest, self.camera.rooms
-        if ingest is not None and ingest.live(player_ref, device) is not None:
-            try:
-                result = await ingest.capture(player_ref, REFERENCE_SECONDS, stills=True, device=device)
-            except LookupError:
-                raise ConflictError(f"player {player_ref!r}'s {device.title} stream ended") from None
-            still = next((frame.still for frame in reversed(result.frames) if frame.still), None)
-            if still is None:
-                raise ConflictError(f"no picture arrived from the {device.title} in {REFERENCE_SECONDS} s: try again")
-            return still
-        if rooms is not None:
-            return await rooms.still(player_ref, device, REFERENCE_SECONDS)
-        raise ConflictError(f"player {player_ref!r} has no live {device.title} stream: ask them to open it first")
+        """The device's picture now, for its approved view: the last still of a :data:`REFERENCE_SECONDS` window
+        (:meth:`proctor.camera.Camera.capture`: here, or at the worker holding the stream).  ConflictError without
+        one."""
+        try:
+            recording = self.camera.capture(player_ref, REFERENCE_SECONDS, stills=True, device=device)
+        except LookupError:
+            raise ConflictError(
+                f"player {player_ref!r} has no live {device.title} stream: ask them to open it first"
+            ) from None
+        try:
+            result = await recording
+        except LookupError:
+            raise ConflictError(f"player {player_ref!r}'s {device.title} stream ended") from None
+        still = next((frame.still for frame in reversed(result.frames) if frame.still), None)
+        if still is None:
+            raise ConflictError(f"no picture arrived from the {device.title} in {REFERENCE_SECONDS} s: try again")
+        return still
 
     def still_of(self, digest: str) -> bytes | None:
         """An approved view's still by its SHA-256 (for the workers), or None."""

@@ -13,15 +13,15 @@ is publishing in that room under that name before it enters the stream in the re
 player's section sets. The service writes its streams to Redis again every few seconds (a Redis restarted empty has
 them back) and adopts what it finds there when it starts (a standby taking over).
 
-An arbiter approving a device's view (the side camera's setup, the screen's board) needs a still of it: the service
-asks the worker holding the stream (:meth:`PlayerRooms.still`, through the registry) and waits for its answer; the
-approved still's hash then goes with the stream in the registry, and whichever worker holds the stream fetches the
-still from the service and compares the picture with it (proctor.worker)."""
+An arbiter's prompt (a room scan, a pan check, an ear check) and an approved view (the side camera's setup, the
+screen's board) need a recording of the stream: the service asks the worker holding it (:meth:`PlayerRooms.capture`,
+through the registry) and waits for its answer.  An approved still's hash then goes with the stream in the registry,
+and whichever worker holds the stream fetches the still from the service and compares the picture with it
+(proctor.worker)."""
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import binascii
 import contextlib
 import hashlib
@@ -40,7 +40,7 @@ from proctor.settings import Settings
 from proctor.stream_registry import PublishedStream, StreamRegistry, policy_json, stream_name
 from proctor.stream_views import RemoteStream
 from video.devices import Device, StreamKey
-from video.ingest import StreamPolicy
+from video.ingest import CaptureResult, StreamPolicy
 from video.janus import JanusAdmin, JanusError, JanusHandle, JanusSession, create_room
 
 log = logging.getLogger("proctor.sfu")
@@ -49,8 +49,9 @@ REPUBLISH_S: Final = 3.0
 READ_REPORTS_S: Final = 1.0
 PUBLISHING_WAIT_S: Final = 8.0
 """How long the service waits for a feed a page says it published to be publishing in Janus."""
-STILL_ANSWER_S: Final = 6.0
-"""How long beyond a still's window the service waits for the worker's answer (its next round, the upload)."""
+ANSWER_S: Final = 8.0
+"""How long beyond a recording's window the service waits for the worker's answer (its next round, the clip's
+encoding, the upload)."""
 ROOM_PUBLISHERS: Final = len(Device) + 1
 """A room's publishers: the player's devices, and one more for a page publishing again before Janus dropped the
 first."""
@@ -229,31 +230,32 @@ class PlayerRooms:
         url = self.settings.janus_public_url or self.settings.janus_url
         return {"url": url, "token": token, "room": stream.room, "pin": stream.pin, "feed": stream.feed}
 
-    async def still(self, player_ref: str, device: Device, seconds: float) -> bytes:
-        """A still of the player's ``device`` as the worker holding it sees it now (the last frame of a ``seconds``
-        window, a JPEG): asked through the registry, its answer waited for.  ConflictError when no worker holds the
-        stream, or none answers in time."""
+    async def capture(self, player_ref: str, device: Device, seconds: float, stills: bool) -> CaptureResult:
+        """The player's ``device`` as the worker holding it analyses it for the next ``seconds`` (an arbiter's
+        prompt, an approved view's still): its analysed frames, their stills if asked for, and their clip, as the
+        one-process ingest's capture gives them; asked through the registry, its answer waited for.  LookupError
+        when no worker holds a live stream of it, ConflictError when none answers in time."""
         name = stream_name(StreamKey(player_ref, device))
         if name not in self.streams:
-            raise ConflictError(f"player {player_ref!r} has no live {device.title} stream: ask them to open it first")
+            raise LookupError(f"no live stream for {player_ref!r}")
         try:
             holder = (await self.registry.holders([name])).get(name)
             if holder is None:
-                raise ConflictError(f"no analysis worker holds the {device.title} stream yet: try again in a few "
-                                    "seconds")  # fmt: skip
+                raise LookupError(f"no analysis worker holds {name}")
             ident = secrets.token_hex(12)
-            await self.registry.ask(holder, {"id": ident, "kind": "still", "stream": name, "seconds": seconds})
-            answer = await self.registry.answered(ident, seconds + STILL_ANSWER_S)
+            await self.registry.ask(holder, {"id": ident, "kind": "capture", "stream": name, "seconds": seconds,
+                                             "stills": stills})  # fmt: skip
+            answer = await self.registry.answered(ident, seconds + ANSWER_S)
         except RedisError as error:
             raise MediaServerUnavailableError(f"the stream registry is away: {error}") from None
         if answer is None:
-            raise ConflictError(f"the analysis worker did not send the {device.title}'s picture in time: try again")
+            raise ConflictError(f"the analysis worker did not send the {device.title}'s recording in time: try again")
         if answer.get("error"):
-            raise ConflictError(f"the {device.title}'s picture could not be taken: {answer['error']}")
+            raise ConflictError(f"the {device.title}'s recording could not be made: {answer['error']}")
         try:
-            return base64.b64decode(str(answer.get("still", "")), validate=True)
-        except binascii.Error:
-            raise ConflictError(f"the analysis worker sent no picture of the {device.title}") from None
+            return CaptureResult.from_json(answer["capture"])
+        except (KeyError, TypeError, ValueError, binascii.Error):
+            raise ConflictError(f"the analysis worker sent no usable recording of the {device.title}") from None
 
     async def set_reference(self, player_ref: str, device: Device, digest: str) -> None:
         """The device's approved view is the still with this SHA-256 from now on: entered with the stream (now, and

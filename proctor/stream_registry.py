@@ -21,6 +21,7 @@ Which worker claims which stream is proctor.stream_assignment's pure rule."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
@@ -45,6 +46,7 @@ SEEN_TTL_MS: Final = 86_400_000
 ASK: Final = "proctor:ask:"
 ANSWER: Final = "proctor:answer:"
 ASK_TTL_MS: Final = 30_000
+BLOCK_S: Final = 2.0
 
 RENEW = """
 local out = {}
@@ -222,9 +224,14 @@ class StreamRegistry:
             await pipe.execute()
 
     async def answered(self, ident: str, within_s: float) -> dict[str, Any] | None:
-        """The answer to the request ``ident``, waited for up to ``within_s`` (None: none came)."""
-        popped = await self.client.blpop([ANSWER + ident], timeout=within_s)
-        return None if popped is None else dict(json.loads(popped[1]))
+        """The answer to the request ``ident``, waited for up to ``within_s`` (None: none came): in blocking pops of
+        at most :data:`BLOCK_S`, each within the client's read timeout (redis-py's is 5 s)."""
+        deadline = time.monotonic() + within_s
+        while (left := deadline - time.monotonic()) > 0:
+            popped = await self.client.blpop([ANSWER + ident], timeout=min(BLOCK_S, left))
+            if popped is not None:
+                return dict(json.loads(popped[1]))
+        return None
 
     async def reports(self, names: list[str]) -> dict[str, dict[str, Any]]:
         """The latest report of each of these streams that has one."""

@@ -13,9 +13,10 @@ HTTP with the workers' secret (``WORKER_SECRET``), one at a time in order, tried
 them: a finding is recorded once by its stream, check and start (proctor.camera), so a retry after a lost answer
 stores nothing twice. Evidence (the snapshot, the clip) goes with it: the one media store is the service's.
 
-An arbiter approving a device's view (the side camera's setup, the screen's board) asks, through the registry, the
-worker holding the stream for a still of it; the worker answers with the last frame of the window asked for.  The
-approved still's hash is entered with the stream, and the worker holding it (the one that takes it over, too)
+An arbiter's prompt (a room scan, a pan check, an ear check) and an approved view (the side camera's setup, the
+screen's board) ask, through the registry, the worker holding the stream for a recording of it: the worker answers
+with the window's analysed frames, their stills if asked for, and their clip, as the one-process capture gives them.
+An approved still's hash is entered with the stream, and the worker holding it (the one that takes it over, too)
 fetches the still from the service and compares the picture with it (``camera-moved``, ``screen-changed``)."""
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ JANUS_RETRY_S: Final = 3.0
 RETRY_FIRST_S: Final = 0.5
 RETRY_MOST_S: Final = 5.0
 OUTBOX: Final = 5000
-STILL_MOST_S: Final = 10.0
-"""The longest window the service may ask a still from."""
+CAPTURE_MOST_S: Final = 120.0
+"""The longest recording the service may ask for (a prompt's window is at most a minute)."""
 
 
 @dataclass
@@ -362,22 +363,22 @@ class Worker:
         return None
 
     async def _answer(self, request: dict[str, Any]) -> None:
-        """What the service asked about a stream held here: a still of it now (the last frame of a window of
-        ``seconds``), for an arbiter approving its view."""
+        """What the service asked about a stream held here: a recording of it from now (``seconds`` of its analysed
+        frames, their stills if asked for, and their clip), for an arbiter's prompt or an approved view's still."""
         assert self.ingest is not None
         ident, name = str(request.get("id", "")), str(request.get("stream", ""))
         held = self.held.get(name)
         answer: dict[str, Any]
-        if request.get("kind") != "still" or not ident:
+        if request.get("kind") != "capture" or not ident:
             answer = {"error": "not a request this worker knows"}
         elif held is None:
             answer = {"error": "the stream moved to another analysis worker: try again"}
         else:
-            seconds = min(float(request.get("seconds", 2.0)), STILL_MOST_S)
+            seconds = min(float(request.get("seconds", 2.0)), CAPTURE_MOST_S)
+            stills = bool(request.get("stills"))
             try:
-                result = await self.ingest.capture(held.stream.player, seconds, stills=True, device=held.stream.device)
-                still = next((frame.still for frame in reversed(result.frames) if frame.still), None)
-                answer = {"still": _b64(still)} if still else {"error": f"no picture arrived in {seconds:g} s"}
+                recording = self.ingest.capture(held.stream.player, seconds, stills, held.stream.device)
+                answer = {"capture": (await recording).to_json()}
             except LookupError:
                 answer = {"error": "the stream is not live"}
         if ident:

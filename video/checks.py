@@ -21,8 +21,8 @@ from __future__ import annotations
 import enum
 import math
 from collections import deque
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final, Protocol
 
 import cv2
@@ -109,6 +109,12 @@ class Box:
         eyes = right_x - left_x
         return (nose_x - (left_x + right_x) / 2) / eyes if eyes > 0 else None
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Box:
+        """A box as :func:`dataclasses.asdict` wrote it to JSON (a worker's capture, proctor.worker)."""
+        return cls(int(data["x"]), int(data["y"]), int(data["width"]), int(data["height"]),
+                   tuple((int(x), int(y)) for x, y in data.get("landmarks", ())))  # fmt: skip
+
     def touches_edge(self, frame_width: int, frame_height: int, margin: int = 4) -> bool:
         return (
             self.x <= margin
@@ -189,6 +195,13 @@ class Observation:
     """How much of the person's colour is left just beyond their edge over a plain background (:func:`edge_halo`:
     0.00-0.02 for a real wall, 0.07-0.25 where an app blurred the whole frame and laid the sharp person over it);
     None where it cannot be told (no plain background beside the person, nobody in view)."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Observation:
+        """An observation as :func:`dataclasses.asdict` wrote it to JSON (a worker's capture, proctor.worker)."""
+        values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        values["faces"] = tuple(Box.from_json(box) for box in data.get("faces", ()))
+        return cls(**values)
 
 
 CROWD_GAP_S = 1.0

@@ -9,14 +9,15 @@ an overloaded stream loses frames, never memory (aiortc queues every decoded fra
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import io
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -123,6 +124,34 @@ class CaptureResult:
     frames: tuple[CapturedFrame, ...]
     clip: bytes
     """A WebM clip of the frames (empty when no frame arrived in the window)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """As JSON (the pictures and the clip in base64): what a worker answers the service (proctor.worker)."""
+        return {
+            "frames": [
+                {"at": f.at, "small": _b64(f.small), "still": _b64(f.still) if f.still is not None else None,
+                 "faces": [asdict(box) for box in f.faces],
+                 "observation": asdict(f.observation) if f.observation is not None else None}
+                for f in self.frames
+            ],
+            "clip": _b64(self.clip),
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CaptureResult:
+        """Read back what :meth:`to_json` wrote; ValueError (or KeyError, TypeError) when it is not that."""
+        frames = tuple(
+            CapturedFrame(float(f["at"]), base64.b64decode(f["small"], validate=True),
+                          base64.b64decode(f["still"], validate=True) if f.get("still") else None,
+                          tuple(Box.from_json(box) for box in f.get("faces", ())),
+                          Observation.from_json(f["observation"]) if f.get("observation") else None)
+            for f in data["frames"]
+        )  # fmt: skip
+        return cls(frames, base64.b64decode(data.get("clip") or "", validate=True))
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def turned_furthest(frames: Sequence[CapturedFrame]) -> tuple[CapturedFrame, CapturedFrame] | None:

@@ -1,10 +1,11 @@
-"""An approved view in the distributed mode (issues 15 and 16), every part a process of its own on this machine:
-Debian's Janus and redis-server, the service (``proctor serve`` with ``JANUS_URL``) and two ``proctor worker``
-processes.  A player of a section that requires a side camera publishes the front and side cameras to Janus as the
-page does.  The arbiter approves the side camera's setup through the service: the service asks the worker holding
-the stream for a still, records it as the approved view, and enters its hash with the stream; the worker fetches
-the still and compares the picture with it, so that the phone turned is raised as ``camera-moved`` (36.4) through
-the worker.  The worker killed, the other takes the stream over with its approved view: the phone turned again is
+"""An approved view and a prompt in the distributed mode (issues 15 and 16), every part a process of its own on this
+machine: Debian's Janus and redis-server, the service (``proctor serve`` with ``JANUS_URL``) and two ``proctor
+worker`` processes.  A player of a section that requires a side camera publishes the front and side cameras to Janus
+as the page does.  The arbiter approves the side camera's setup through the service: the service asks the worker
+holding the stream for a recording, keeps its last still as the approved view, and enters its hash with the stream;
+the worker fetches the still and compares the picture with it.  A room scan prompted on the front camera is recorded
+by the worker holding it, its clip kept as evidence.  The phone turned is raised as ``camera-moved`` (36.4) through
+the worker; the worker killed, the other takes the stream over with its approved view, and the phone turned again is
 raised again, by the new worker."""
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ import aiohttp
 import pytest
 import redis
 from aiortc import MediaStreamTrack, RTCPeerConnection
+from sqlalchemy import select
+from sqlmodel import col
 
 from proctor.database import create_database_engine, migrate
 from proctor.events import parse_event, store_event
+from proctor.models import CameraAction
 from proctor.settings import Settings
 from proctor.stream_registry import CLAIM
 from tests.proctor.conftest import register_platform
@@ -76,6 +80,15 @@ async def publishing(http: aiohttp.ClientSession, base: str, token: str, device:
             await pc.close()
 
 
+def captures(database_url: str) -> list[dict[str, Any]]:
+    """The prompts' recordings kept (``capture`` camera actions), each its detail."""
+    engine = create_database_engine(Settings(database_url=database_url))
+    with engine.connect() as connection:
+        rows = connection.execute(select(CameraAction).where(col(CameraAction.kind) == "capture")).all()
+    engine.dispose()
+    return [dict(row.detail or {}) for row in rows]
+
+
 def moved(database_url: str) -> list[Any]:
     return [i for i in incidents(database_url, PLAYER, "camera-moved") if (i.evidence or {}).get("device") == "side"]
 
@@ -108,6 +121,13 @@ async def scenario(database_url: str, port: int, bus_url: str, secret: str, work
         async with http.get(path, headers={"Authorization": "Bearer worker-test-secret"}) as response:
             assert response.status == 200 and await response.read() == still
 
+        # A room scan prompted on the front camera: the worker holding it records the window, the clip is evidence.
+        async with http.post(f"{base}/api/v1/players/{PLAYER}/camera/prompts", headers=CAM,
+                             json={"kind": "room-scan", "seconds": 5}) as response:  # fmt: skip
+            assert response.status == 201, await response.text()
+            prompted = await response.json()
+        await wait_for(lambda: captures(database_url), 25, "the room scan's recording kept")
+
         # Still as approved: nothing; turned: camera-moved, raised by the worker holding the stream.
         await asyncio.sleep(3.0)
         assert moved(database_url) == []
@@ -124,7 +144,7 @@ async def scenario(database_url: str, port: int, bus_url: str, secret: str, work
         await asyncio.sleep(4.0)  # the approved view fetched, the first frames compared
         phone.moved_at = 0.0
         await wait_for(lambda: len(moved(database_url)) >= 2, 25, "turned again: raised by the new worker")
-        return {"approved": approved, "first": first_holder, "second": side_holder(bus_url)}
+        return {"approved": approved, "first": first_holder, "second": side_holder(bus_url), "prompted": prompted}
 
 
 def test_an_approved_view_reaches_the_worker_holding_the_stream_and_the_one_that_takes_it_over(
@@ -155,3 +175,9 @@ def test_an_approved_view_reaches_the_worker_holding_the_stream_and_the_one_that
     assert f"compared with its approved view {digest}" in logs[second], logs[second]
     raised = moved(database_url)
     assert len(raised) == 2 and all(i.article == "36.4" for i in raised)
+    (scan,) = captures(database_url)
+    assert scan["prompt"] == seen["prompted"]["id"] and scan["frames"] >= 5, scan
+    clip = (tmp_path / "media" / scan["clip"]["media"]).read_bytes()
+    assert clip[:4] == b"\x1aE\xdf\xa3" and hashlib.sha256(clip).hexdigest() == scan["clip"]["sha256"]  # WebM
+    (incident,) = incidents(database_url, PLAYER, "room-scan")
+    assert incident.id == seen["prompted"]["incident"]

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import cv2
 import numpy as np
+import pytest
 
 from video.checks import Box, Check, Finding, Monitor, Observation, Thresholds
 from video.devices import StreamKey
-from video.ingest import CapturedFrame, Ingest, IngestSettings, StreamSession, ear_crop
+from video.ingest import CapturedFrame, CaptureResult, Ingest, IngestSettings, StreamSession, ear_crop
 
 from .tracks import MovingPicture
 
@@ -120,3 +122,20 @@ async def test_a_camera_whose_analysis_is_backed_up_is_not_lost_while_its_frames
     session.tick(time.time())
     assert [f.check for f in reported] == [Check.LOST]
     assert reported[0].started == session.received_at[-1]
+
+
+def test_a_capture_goes_through_json_and_back_unchanged() -> None:
+    """What a worker answers the service for a prompt (proctor.worker): the frames, their stills, faces with their
+    landmarks, what the checks saw, and the clip, read back as they were; what is not such a capture is an error."""
+    face = Box(100, 80, 64, 72, ((110, 100), (150, 100), (130, 120), (115, 140), (145, 140)))
+    seen = Observation(12.5, 120.0, 30.0, 0.4, (face,), 640, 480, background_change=0.2, player_seen=True,
+                       new_body=0.05, gone_since=None, bent_down=False)  # fmt: skip
+    result = CaptureResult(
+        (CapturedFrame(12.5, b"\xff\xd8small", b"\xff\xd8still", (face,), seen),
+         CapturedFrame(13.0, b"\xff\xd8small2", None, (), None)),
+        b"\x1aE\xdf\xa3clip",
+    )  # fmt: skip
+    assert CaptureResult.from_json(json.loads(json.dumps(result.to_json()))) == result
+    for bad in ({}, {"frames": [{"at": 1.0}]}, {"frames": [{"at": 1.0, "small": "not base64!"}]}):
+        with pytest.raises((KeyError, TypeError, ValueError)):
+            CaptureResult.from_json(bad)
