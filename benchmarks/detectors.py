@@ -528,14 +528,24 @@ def live_part(args: argparse.Namespace, specs: list[ClipSpec], hog: int, cutouts
 
 def offline_part(args: argparse.Namespace, specs: list[ClipSpec], cutouts: dict[str, Cutout], paths: dict[str, Path],
                  notes: set[str]) -> list[ClipResult]:  # fmt: skip
-    ordered = sorted(specs, key=lambda s: -s.seconds * s.fps)  # the dearest first: the pool ends together
-    print(f"\noffline: {len(ordered)} clips, {sum(s.seconds for s in ordered) / 3600:.2f} h ...", flush=True)
+    print(f"\noffline: {len(specs)} clips, {sum(s.seconds for s in specs) / 3600:.2f} h ...", flush=True)
     begun = time.monotonic()
-    results: list[ClipResult] = []
     setup = (args.detector, args.models, cutouts, paths, args.observations, args.low)
+    results: list[ClipResult] = pooled(args, setup, _run_in_worker, specs, notes)
+    print(f"offline: done in {time.monotonic() - begun:.0f} s")
+    return results
+
+
+def pooled(args: argparse.Namespace, setup: tuple[Any, ...], work: Callable[[Any], tuple[Any, str]],
+           specs: Sequence[Any], notes: set[str]) -> list[Any]:  # fmt: skip
+    """Each clip through ``work`` in a pool of worker processes (set up with ``setup``), the dearest first so that
+    the pool ends together: a line per clip with ``--verbose``, else the progress every tenth."""
+    ordered = sorted(specs, key=lambda s: -s.seconds * s.fps)
+    begun = time.monotonic()
+    results: list[Any] = []
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn"), initializer=_start_worker,
                              initargs=setup) as pool:  # fmt: skip
-        futures = [pool.submit(_run_in_worker, spec) for spec in ordered]
+        futures = [pool.submit(work, spec) for spec in ordered]
         for done, future in enumerate(as_completed(futures), 1):
             result, note = future.result()
             results.append(result)
@@ -546,7 +556,6 @@ def offline_part(args: argparse.Namespace, specs: list[ClipSpec], cutouts: dict[
                       flush=True)  # fmt: skip
             elif done % max(1, len(ordered) // 10) == 0:
                 print(f"  {done}/{len(ordered)} clips, {time.monotonic() - begun:.0f} s", flush=True)
-    print(f"offline: done in {time.monotonic() - begun:.0f} s")
     return results
 
 
@@ -564,19 +573,8 @@ def side_part(args: argparse.Namespace, cutouts: dict[str, Cutout], paths: dict[
         flush=True,
     )
     begun = time.monotonic()
-    results: list[SideResult] = []
     setup = (args.detector, args.models, cutouts, paths, None, False)
-    ordered = sorted(specs, key=lambda s: -s.seconds * s.fps)
-    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn"), initializer=_start_worker,
-                             initargs=setup) as pool:  # fmt: skip
-        for future in as_completed([pool.submit(_side_in_worker, spec) for spec in ordered]):
-            result, note = future.result()
-            results.append(result)
-            notes.add(note)
-            if args.verbose:
-                found = ", ".join(f"{r.check.lower()}@{r.at:.1f}" for r in result.raised) or "nothing"
-                print(f"  {result.spec.name:<26} {result.spec.stream:<17} {result.wall:5.1f} s  raised: {found}",
-                      flush=True)  # fmt: skip
+    results: list[SideResult] = pooled(args, setup, _side_in_worker, specs, notes)
     results.sort(key=lambda r: r.spec.name)
     compared = sum(r.compared for r in results)
     print(f"side camera: done in {time.monotonic() - begun:.0f} s; {compared} comparisons with the approved view, "
