@@ -361,14 +361,14 @@ video.analysis.observe = timed_observe  # type: ignore[attr-defined]  # the anal
 if hasattr(StreamSession, "_look"):  # checkouts that may analyse in processes: timed where both ways meet
     _look = StreamSession._look
 
-    async def timed_look(self: StreamSession, frame: Any, at: float, search: bool, still: bool) -> Any:
-        result = await _look(self, frame, at, search, still)
+    async def timed_look(self: StreamSession, frame: Any, at: float, *rest: Any) -> Any:
+        result = await _look(self, frame, at, *rest)
         if recording:
             latencies.append(time.time() - at)
         return result
 
     video.analysis.observe = observe  # type: ignore[attr-defined]
-    StreamSession._look = timed_look  # type: ignore[method-assign]
+    StreamSession._look = timed_look  # type: ignore[method-assign,assignment]
 
 
 def rss_mb() -> float:
