@@ -347,7 +347,10 @@ class Worker:
                 self.applied.pop(stream.name, None)
                 return
         self.ingest.set_reference(stream.player, stream.device, reference)
-        log.info("worker %s: %s compared with its approved view %s", self.id, stream.name, stream.reference[:12])
+        if reference is None:
+            log.info("worker %s: %s has no approved view", self.id, stream.name)
+        else:
+            log.info("worker %s: %s compared with its approved view %s", self.id, stream.name, stream.reference[:12])
 
     async def _fetch(self, path: str) -> bytes | None:
         """A GET from the first service process that answers it (None: none did)."""
