@@ -206,18 +206,14 @@ class PlayerDevices:
         return still
 
     def still_of(self, digest: str) -> bytes | None:
-        """An approved view's still by its SHA-256 (for the workers), or None."""
+        """A device's current approved view's still by its SHA-256 (for the workers), or None."""
         with self.camera.writer.engine.connect() as connection:
-            rows = connection.execute(
-                select(CameraAction).where(col(CameraAction.kind) == "reference").order_by(col(CameraAction.id).desc())
-            ).all()
-        folder = Path(self.camera.settings.media_dir)
-        for row in rows:
-            if (row.detail or {}).get("sha256") == digest:
-                path = folder / str(row.detail.get("media", ""))
-                data = path.read_bytes() if path.is_file() else None
-                return data if data is not None and hashlib.sha256(data).hexdigest() == digest else None
-        return None
+            row = next(
+                (r for r in latest_references(connection).values() if (r.detail or {}).get("sha256") == digest), None
+            )
+        path = Path(self.camera.settings.media_dir) / str(row.detail.get("media", "")) if row is not None else None
+        data = path.read_bytes() if path is not None and path.is_file() else None
+        return data if data is not None and hashlib.sha256(data).hexdigest() == digest else None
 
     def reference(self, player_ref: str, device: Device) -> dict[str, Any] | None:
         """The camera's latest approved view as recorded (who, when, its still's name and hash), or None."""
