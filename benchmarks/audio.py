@@ -19,8 +19,10 @@ import math
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -99,17 +101,19 @@ def make_positive(rng: np.random.Generator, index: int, whisper: bool) -> Positi
     return {"background": kind, "language": language, "level": f"{level:.0f} dBFS", "voice": name}, decoded, onset
 
 
-def negatives(rng: np.random.Generator, minutes: int) -> list[NDArray[np.float32]]:
-    pieces = []
+def negatives(state: Mapping[str, Any], minutes: int) -> Iterator[NDArray[np.float32]]:
+    """The minutes without speech, made one at a time (12 hours of them would not fit in memory) from the random
+    generator's ``state``, so that every model hears the same minutes."""
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state
     kinds = list(sounds.BACKGROUNDS)
     for index in range(minutes):
         kind = "everything" if index % 2 == 0 else kinds[(index // 2) % len(kinds)]
-        pieces.append(to_16k(sounds.opus_round_trip(sounds.background(kind, rng, 60.0)), sounds.RATE))
-    return pieces
+        yield to_16k(sounds.opus_round_trip(sounds.background(kind, rng, 60.0)), sounds.RATE)
 
 
 def evaluate(vad: VoiceActivity, settings: SpeechSettings, positives: list[Positive], whispers: list[Positive],
-             quiet: list[NDArray[np.float32]]) -> None:  # fmt: skip
+             quiet: Iterable[NDArray[np.float32]]) -> None:  # fmt: skip
     """Print one model's recall, latency, false alarms and CPU."""
     found, latencies, early = 0, [], 0
     by: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
@@ -159,28 +163,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--utterances", type=int, default=240)
     parser.add_argument("--whispers", type=int, default=40)
     parser.add_argument("--models", default="models")
+    parser.add_argument(
+        "--vad",
+        choices=("all", "silero"),
+        default="all",
+        help="silero: the service's model alone (the WebRTC VAD's figures need no long run)",
+    )
     parser.add_argument("--keep", help="a folder to write the first clips into (WAV), to listen to")
     args = parser.parse_args(argv)
     settings = SpeechSettings()
     vads: list[VoiceActivity] = [SileroVad(model_path(Path(args.models), SILERO_VAD))]
-    vads += [WebRtcVad(level) for level in (1, 2, 3)]
+    if args.vad == "all":
+        vads += [WebRtcVad(level) for level in (1, 2, 3)]
     rng = np.random.default_rng(args.seed)
 
     made = time.perf_counter()
     positives = [make_positive(rng, i, False) for i in range(args.utterances)]
     whispers = [make_positive(rng, i, True) for i in range(args.whispers)]
-    quiet = negatives(rng, round(args.hours * 60))
-    print(f"sound set: {len(positives)} utterances, {len(whispers)} whispers, {len(quiet)} minutes without speech "
-          f"(made in {time.perf_counter() - made:.0f} s, seed {args.seed})")  # fmt: skip
+    state, minutes = rng.bit_generator.state, round(args.hours * 60)
+    print(f"sound set: {len(positives)} utterances, {len(whispers)} whispers, {minutes} minutes without speech "
+          f"(made in {time.perf_counter() - made:.0f} s; the minutes as they are heard, seed {args.seed})")  # fmt: skip
     if args.keep:
         folder = Path(args.keep)
         folder.mkdir(parents=True, exist_ok=True)
         for i, (labels, samples, _) in enumerate(positives[:10]):
             sounds.wav_file(samples, folder / f"speech-{i}-{labels['background'].replace(' ', '-')}.wav", SAMPLE_RATE)
-        sounds.wav_file(quiet[0], folder / "no-speech-0.wav", SAMPLE_RATE)
+        sounds.wav_file(next(negatives(state, 1)), folder / "no-speech-0.wav", SAMPLE_RATE)
 
     for vad in vads:
-        evaluate(vad, settings, positives, whispers, quiet)
+        evaluate(vad, settings, positives, whispers, negatives(state, minutes))
     return 0
 
 
