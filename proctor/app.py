@@ -9,6 +9,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -26,6 +27,7 @@ from proctor.redis_bus import RedisBus
 from proctor.request_limits import RequestLimit
 from proctor.service import Service
 from proctor.settings import Settings
+from proctor.sound_records import SOUND_RECORDS, SoundRecords
 from proctor.staging import Notice
 from proctor.wall_clock import now_ms
 from proctor.web.forwarded import forwarded_middleware, trusted_networks
@@ -72,8 +74,12 @@ def _resources(settings: Settings) -> Any:
         camera.start()
         if settings.janus_url:  # the distributed mode: the pages publish to Janus, workers analyse (issue 16)
             await camera.start_rooms()
-        microphone = Microphone(camera)  # the front streams' audio (issue 15; proctor.microphone)
+        sounds = SoundRecords(camera)  # the microphones' findings, heard here or by the workers (issue 15)
+        assert camera.ingest is not None
+        microphone = Microphone(camera.ingest, Path(settings.models_dir), camera.microphone_policy,
+                                sounds.on_finding, sounds.on_clip)  # the front streams' audio  # fmt: skip
         microphone.start()
+        app[SOUND_RECORDS] = sounds
         app[MICROPHONE] = microphone
         passwords = PasswordPool(settings.login_hash_workers, settings.login_hash_queue)
         app[CONTEXT] = app[WEB_CONTEXT] = Context(
@@ -88,6 +94,7 @@ def _resources(settings: Settings) -> Any:
         with contextlib.suppress(asyncio.CancelledError):
             await timer
         await microphone.close()
+        await sounds.close()
         await camera.close()
         passwords.close()
         await asyncio.to_thread(writer.stop)

@@ -78,6 +78,7 @@ from proctor.player_view import LEAVE_REQUEST, leave_answer, leave_requesters, p
 from proctor.service import Service
 from proctor.settings import Settings
 from proctor.sfu import PlayerRooms
+from proctor.sound_policy import MicrophonePolicy
 from proctor.staging import Batch
 from proctor.stream_registry import StreamRegistry
 from proctor.stream_views import StreamViews
@@ -566,6 +567,8 @@ class Camera:
         await self.rooms.start()
         if self.live_views is not None:  # the arbiters watch through Janus
             self.live_views.rooms = self.rooms
+        if self.talks is not None:  # and speak to the players there
+            self.talks.rooms = self.rooms
         with self.writer.engine.connect() as connection:
             for player_ref, until_ms in leave_granted(connection, now_ms()).items():
                 self.rooms.grant_leave(player_ref, until_ms / 1000)
@@ -581,7 +584,8 @@ class Camera:
         section uses, a whole screen), and with Janus, then given to the analysis workers."""
         rooms = self._rooms()
         policy = self._allowed(player_ref, device, surface)
-        stream = await rooms.published(player_ref, device, feed, policy.stream)
+        sound = self.microphone_policy(player_ref) if device is Device.FRONT else None
+        stream = await rooms.published(player_ref, device, feed, policy.stream, sound)
         self.policies[player_ref] = policy
         self.devices.connected(player_ref, device)
         return {"player": player_ref, "device": device.value, "feed": stream.feed}
@@ -611,6 +615,11 @@ class Camera:
             found = player_section(connection, player_ref)
         section, policy = found if found is not None else (None, {})
         return CameraPolicy.of(section, policy, base, self.settings.media_retention_days)
+
+    def microphone_policy(self, player_ref: str) -> MicrophonePolicy:
+        """The player's microphone policy now: their section's (proctor.sound_policy)."""
+        with self.writer.engine.connect() as connection:
+            return MicrophonePolicy.of(player_section(connection, player_ref))
 
     def _policy(self, player_ref: str) -> CameraPolicy:
         """The policy of the player's latest stream (or the one that applies now, if they never streamed)."""
@@ -1299,6 +1308,7 @@ class Camera:
         now = now_ms()
         running = self.prompting.get(player_ref)
         approval = history.approval()
+        talk = self.talks.of_player(player_ref) if self.talks is not None else None
         return {
             "player": place,
             "request": request,
@@ -1309,7 +1319,8 @@ class Camera:
             {**running, "remaining_ms": running["until"] - now},
             "video": self.video_wanted.get(player_ref, sender_video(self.settings, watched=False)),
             "devices": self.devices.states(player_ref),
-            "talk": self.talks is not None and self.talks.of_player(player_ref) is not None,
+            "talk": talk is not None,
+            "talk_feed": None if talk is None else talk.feed,  # the distributed mode: the page subscribes to it
         }  # fmt: skip
 
     def tell_leave_answers(self, incidents: Sequence[int] = (), cases: Sequence[int] = ()) -> None:

@@ -37,6 +37,7 @@ from redis.exceptions import RedisError
 
 from proctor.errors import ConflictError, MediaServerUnavailableError
 from proctor.settings import Settings
+from proctor.sound_policy import MicrophonePolicy
 from proctor.stream_registry import PublishedStream, StreamRegistry, policy_json, stream_name
 from proctor.stream_views import RemoteStream
 from video.devices import Device, StreamKey
@@ -52,9 +53,9 @@ PUBLISHING_WAIT_S: Final = 8.0
 ANSWER_S: Final = 8.0
 """How long beyond a recording's window the service waits for the worker's answer (its next round, the clip's
 encoding, the upload)."""
-ROOM_PUBLISHERS: Final = len(Device) + 1
-"""A room's publishers: the player's devices, and one more for a page publishing again before Janus dropped the
-first."""
+ROOM_PUBLISHERS: Final = len(Device) + 2
+"""A room's publishers: the player's devices, one more for a page publishing again before Janus dropped the first,
+and an arbiter speaking to the player (proctor.talk)."""
 
 
 def _derive(secret: str, label: str) -> str:
@@ -184,33 +185,65 @@ class PlayerRooms:
         await self._with_janus(ensure)
         return PlayerRoom(self.settings.janus_public_url or self.settings.janus_url, token, room, pin)
 
-    async def published(self, player_ref: str, device: Device, feed: int, policy: StreamPolicy) -> PublishedStream:
+    async def published(
+        self, player_ref: str, device: Device, feed: int, policy: StreamPolicy, sound: MicrophonePolicy | None = None
+    ) -> PublishedStream:
         """The page says it publishes ``device`` as ``feed`` in the player's room: checked with Janus (the feed
-        publishing there under the device's name, else ConflictError), then entered in the registry."""
+        publishing there under the device's name, else ConflictError), then entered in the registry with what its
+        worker checks (``policy``; ``sound``: the front camera's microphone, if the section listens to it)."""
         room, pin, _ = self._room(player_ref)
-
-        async def listed(handle: JanusHandle) -> list[dict[str, Any]]:
-            reply = await handle.request({"request": "listparticipants", "room": room})
-            return list(reply.get("participants", []))
-
         # Janus lists a feed as publishing once its media flow (ICE and DTLS done): a page that tells it at once
         # waits here for that, a few seconds at most.
         deadline = time.monotonic() + PUBLISHING_WAIT_S
-        while not any(p.get("id") == feed and p.get("publisher") and p.get("display") == device.value
-                      for p in await self._with_janus(listed)):  # fmt: skip
+        while not await self.publishing(player_ref, feed, device.value):
             if time.monotonic() >= deadline:
                 raise ConflictError(f"feed {feed} is not publishing the {device.title} in this player's room")
             await asyncio.sleep(0.2)
         leave = next((s.leave_until for s in self.streams.values() if s.player == player_ref), 0.0)
         name = stream_name(StreamKey(player_ref, device))
+        listen = sound.to_json() if sound is not None else {}
         stream = PublishedStream(player_ref, device, room, pin, feed, policy_json(policy), leave,
-                                 self.references.get(name, ""))  # fmt: skip
+                                 self.references.get(name, ""), listen)  # fmt: skip
         self.streams[stream.name] = stream
         try:
             await self.registry.publish([stream])
         except RedisError as error:  # written again by the next round
             log.warning("the stream registry is away (%s): %s entered on the next round", error, stream.name)
         return stream
+
+    async def publishing(self, player_ref: str, feed: int, display: str) -> bool:
+        """Whether ``feed`` publishes in the player's room under ``display`` (a device's name, or ``talk``)."""
+        room, _, _ = self._room(player_ref)
+
+        async def listed(handle: JanusHandle) -> list[dict[str, Any]]:
+            reply = await handle.request({"request": "listparticipants", "room": room})
+            return list(reply.get("participants", []))
+
+        return any(p.get("id") == feed and p.get("publisher") and p.get("display") == display
+                   for p in await self._with_janus(listed))  # fmt: skip
+
+    async def talker_grant(self, talker: str, player_ref: str) -> dict[str, Any]:
+        """What an arbiter's browser needs to speak to the player through Janus (proctor.talk): Janus's address, the
+        arbiter's own token (added now), the player's room and its PIN, to publish its microphone there as
+        ``talk``.  ConflictError when the player's front camera is not published (their page plays the sound)."""
+        stream = self.streams.get(stream_name(StreamKey(player_ref, Device.FRONT)))
+        if stream is None:
+            raise ConflictError(f"player {player_ref!r} has no live camera whose page can play sound")
+        token = await self._arbiter_token(talker)
+        url = self.settings.janus_public_url or self.settings.janus_url
+        return {"url": url, "token": token, "room": stream.room, "pin": stream.pin}
+
+    async def _arbiter_token(self, arbiter: str) -> str:
+        """The arbiter's own Janus token, added now (the VideoRoom plugin only)."""
+        token = _derive(self.secret, f"janus:viewer:{arbiter}")[:40]
+        assert self.http is not None
+        admin = JanusAdmin(self.settings.janus_admin_url, self.settings.janus_admin_secret, self.http)
+
+        async def add(handle: JanusHandle) -> None:
+            await admin.add_token(token)
+
+        await self._with_janus(add)
+        return token
 
     async def viewer_grant(self, viewer: str, player_ref: str, device: Device) -> dict[str, Any]:
         """What an arbiter's browser needs to watch the player's ``device`` through Janus (the live view of the
@@ -219,14 +252,7 @@ class PlayerRooms:
         stream = self.streams.get(stream_name(StreamKey(player_ref, device)))
         if stream is None:
             raise ConflictError(f"player {player_ref!r} has no live {device.title} stream to watch")
-        token = _derive(self.secret, f"janus:viewer:{viewer}")[:40]
-        assert self.http is not None
-        admin = JanusAdmin(self.settings.janus_admin_url, self.settings.janus_admin_secret, self.http)
-
-        async def add(handle: JanusHandle) -> None:
-            await admin.add_token(token)
-
-        await self._with_janus(add)
+        token = await self._arbiter_token(viewer)
         url = self.settings.janus_public_url or self.settings.janus_url
         return {"url": url, "token": token, "room": stream.room, "pin": stream.pin, "feed": stream.feed}
 

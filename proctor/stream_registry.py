@@ -108,6 +108,9 @@ class PublishedStream:
     reference: str = ""
     """The SHA-256 of the device's approved view (its reference still), if an arbiter approved one: the worker
     holding the stream fetches the still from the service and compares the picture with it."""
+    sound: dict[str, Any] = field(default_factory=dict)
+    """A front camera's microphone policy (:meth:`proctor.sound_policy.MicrophonePolicy.to_json`): whether the
+    worker holding the stream listens to its audio, and how; empty, it does not."""
 
     @property
     def key(self) -> StreamKey:

@@ -17,7 +17,12 @@ An arbiter's prompt (a room scan, a pan check, an ear check) and an approved vie
 screen's board) ask, through the registry, the worker holding the stream for a recording of it: the worker answers
 with the window's analysed frames, their stills if asked for, and their clip, as the one-process capture gives them.
 An approved still's hash is entered with the stream, and the worker holding it (the one that takes it over, too)
-fetches the still from the service and compares the picture with it (``camera-moved``, ``screen-changed``)."""
+fetches the still from the service and compares the picture with it (``camera-moved``, ``screen-changed``).
+
+A front camera's stream carries the player's microphone when their section requires it (the policy is entered with
+the stream): the worker holding it listens as the one-process service does (proctor.microphone) and reports the
+``voice``, ``microphone-muted`` and ``microphone-lost`` findings and the voice's WAV clip, which the service stores
+(proctor.sound_records).  A stream let go for another worker stops being listened to here without a finding."""
 
 from __future__ import annotations
 
@@ -41,19 +46,22 @@ from redis.exceptions import RedisError
 
 from proctor.errors import ConfigurationError
 from proctor.forwarding import writer_urls
+from proctor.microphone import Microphone
 from proctor.settings import Settings
 from proctor.sfu import worker_janus_token
+from proctor.sound_policy import MicrophonePolicy
 from proctor.stream_assignment import mine, sheds
 from proctor.stream_registry import PublishedStream, StreamRegistry, policy_of
 from proctor.stream_views import report_of
 from video.analysis_processes import AnalysisProcesses
 from video.checks import Finding, Thresholds
 from video.detectors import available_detector
-from video.devices import StreamKey
+from video.devices import Device, StreamKey
 from video.ingest import Ingest, IngestSettings
 from video.janus import JanusError, JanusHandle, JanusSession
 from video.reference_view import ReferenceView
 from video.segmentation import available_segmenter
+from video.speech import SoundFinding
 
 log = logging.getLogger("proctor.worker")
 
@@ -152,6 +160,11 @@ def finding_body(stream: StreamKey, finding: Finding) -> dict[str, Any]:
             "started": finding.started, "ended": finding.ended, "detail": finding.detail}  # fmt: skip
 
 
+def sound_body(player_ref: str, finding: SoundFinding) -> dict[str, Any]:
+    return {"player": player_ref, "check": finding.check.value, "started": finding.started, "ended": finding.ended,
+            "detail": finding.detail}  # fmt: skip
+
+
 @dataclass
 class Held:
     stream: PublishedStream
@@ -179,6 +192,9 @@ class Worker:
         self.executor = ThreadPoolExecutor(2, "proctor-worker")
         self.processes: AnalysisProcesses | None = None
         self.ingest: Ingest | None = None
+        self.microphone: Microphone | None = None
+        self.sound_policies: dict[str, MicrophonePolicy] = {}
+        """The microphone policy of each player whose front camera is held here (entered with the stream)."""
         self.janus: JanusSession | None = None
         self.janus_failed = False
         """A Janus request failed: the next round checks the session first (:meth:`_check_janus`)."""
@@ -202,6 +218,8 @@ class Worker:
         config = IngestSettings(rate=self.settings.analysis_rate, thresholds=Thresholds())
         ingest = Ingest(config, detector, self.executor, self.on_finding, self.on_clip, people, self.processes)
         ingest.start()
+        self.microphone = Microphone(ingest, models, self.sound_policy, self.on_sound, self.on_sound_clip)
+        self.microphone.start()
         return ingest
 
     def on_finding(self, stream: StreamKey, finding: Finding, snapshot: bytes | None) -> None:
@@ -209,6 +227,16 @@ class Worker:
 
     def on_clip(self, stream: StreamKey, finding: Finding, clip: bytes) -> None:
         self.reports.put("/api/v1/worker/clips", {**finding_body(stream, finding), "clip": _b64(clip)})
+
+    def on_sound(self, player_ref: str, finding: SoundFinding) -> None:
+        self.reports.put("/api/v1/worker/sounds", sound_body(player_ref, finding))
+
+    def on_sound_clip(self, player_ref: str, finding: SoundFinding, clip: bytes) -> None:
+        self.reports.put("/api/v1/worker/sound-clips", {**sound_body(player_ref, finding), "clip": _b64(clip)})
+
+    def sound_policy(self, player_ref: str) -> MicrophonePolicy:
+        """The player's microphone policy, as entered with the front camera's stream this worker holds."""
+        return self.sound_policies.get(player_ref) or MicrophonePolicy()
 
     async def _open_janus(self, http: aiohttp.ClientSession, stop: asyncio.Event) -> JanusSession | None:
         """A session on Janus, tried every few seconds until Janus lets the workers in (the service adds their token
@@ -419,6 +447,8 @@ class Worker:
             handle = await self.janus.attach()
             if stream.leave_until:
                 self.ingest.grant_leave(stream.player, stream.leave_until)
+            if stream.device is Device.FRONT:  # before its tracks come: the audio is taken as they arrive
+                self.sound_policies[stream.player] = MicrophonePolicy.from_json(stream.sound)
             await self.ingest.subscribe(stream.player, handle, stream.room, stream.feed, policy_of(stream.policy),
                                         stream.device, stream.pin, self.substream)  # fmt: skip
         except (JanusError, TimeoutError, aiohttp.ClientError) as error:
@@ -438,6 +468,9 @@ class Worker:
         self.missing_since.pop(name, None)
         if held is None:
             return
+        if held.stream.device is Device.FRONT and self.microphone is not None:
+            self.microphone.forget(held.stream.player)
+            self.sound_policies.pop(held.stream.player, None)
         await self.ingest.release(held.stream.player, held.stream.device)
         if held.handle is not None:
             await held.handle.detach()
@@ -452,6 +485,8 @@ class Worker:
             with contextlib.suppress(RedisError):
                 await self.registry.seen([name], int(time.time() * 1000))
                 await self.registry.release(name, self.id)
+        if self.microphone is not None:
+            await self.microphone.close()
         await self.reports.drain(5.0)
         await self.reports.close()
         if self.ingest is not None:

@@ -1,8 +1,8 @@
 """What the analysis workers tell the service (the distributed mode, issue 16; proctor.worker): their findings with
-the snapshot, their clips, and the time a stream went unchecked while it moved between workers; and what they fetch
-from it: an approved view's still, to compare the stream they hold with.  Each with the workers' secret
-(``Authorization: Bearer``, ``WORKER_SECRET``); each report recorded once however often it is told
-(proctor.camera_records), answered after it is stored."""
+the snapshot, their clips, the microphones' findings and sound clips, and the time a stream went unchecked while it
+moved between workers; and what they fetch from it: an approved view's still, to compare the stream they hold with.
+Each with the workers' secret (``Authorization: Bearer``, ``WORKER_SECRET``); each report recorded once however
+often it is told (proctor.camera_records, proctor.sound_records), answered after it is stored."""
 
 from __future__ import annotations
 
@@ -18,10 +18,12 @@ from aiohttp import web
 
 from proctor import errors
 from proctor.player_devices import require_device
+from proctor.sound_records import SOUND_RECORDS, sound_check
 from proctor.web.inputs import context_of, text_field
 from proctor.web.openapi import Route
 from video.checks import Check, Finding
 from video.devices import StreamKey
+from video.speech import SoundFinding
 
 MAX_REPORT: Final = 16 * 1024 * 1024
 """A report's largest body (a clip of a few seconds, in base64)."""
@@ -86,6 +88,15 @@ def _finding(body: dict[str, Any]) -> Finding:
     return Finding(check, started, ended, detail)
 
 
+def _sound_finding(body: dict[str, Any]) -> SoundFinding:
+    try:
+        check = sound_check(body.get("check"))
+    except ValueError as error:
+        raise errors.BadRequestError(str(error)) from None
+    finding = _finding({**body, "check": Check.LOST.value})  # the times and the detail, checked alike
+    return SoundFinding(check, finding.started, finding.ended, finding.detail)
+
+
 def _media(body: dict[str, Any], name: str) -> bytes | None:
     value = body.get(name)
     if value is None:
@@ -115,6 +126,34 @@ async def worker_clip(request: web.Request) -> web.Response:
     if not clip:
         raise errors.BadRequestError("'clip' must be a base64 WebM")
     incident = await context_of(request).camera.attach_clip(stream, finding, clip)
+    return web.json_response({"incident": incident})
+
+
+def _player(request: web.Request, body: dict[str, Any]) -> str:
+    """The player a microphone's report is about: one the service knows (NotFoundError)."""
+    player = text_field(body, "player", True)
+    context_of(request).camera.require_known(player)
+    return player
+
+
+async def worker_sound(request: web.Request) -> web.Response:
+    """A microphone's finding ``{player, check, started, ended, detail}`` (times in seconds; the front camera's
+    audio, proctor.sound_records): the incident raised, or its end noted."""
+    body = await _report(request)
+    player, finding = _player(request, body), _sound_finding(body)
+    incident = await request.app[SOUND_RECORDS].record(player, finding)
+    return web.json_response({"incident": incident})
+
+
+async def worker_sound_clip(request: web.Request) -> web.Response:
+    """A voice finding's clip ``{player, check, started, detail, clip}`` (a base64 WAV), kept in the section's sound
+    folder and attached to its incident."""
+    body = await _report(request)
+    player, finding = _player(request, body), _sound_finding(body)
+    clip = _media(body, "clip")
+    if not clip or clip[:4] != b"RIFF" or clip[8:12] != b"WAVE":
+        raise errors.BadRequestError("'clip' must be a base64 WAV")
+    incident = await request.app[SOUND_RECORDS].attach_clip(player, finding, clip)
     return web.json_response({"incident": incident})
 
 
@@ -152,7 +191,7 @@ async def worker_reference(request: web.Request) -> web.Response:
 
 _ANSWERS: Final = {
     "200": "stored (or stored before): the incident", "400": "malformed report", "401": "not the workers' secret",
-    "404": "no analysis workers here, or an unknown device",
+    "404": "no analysis workers here, or an unknown player or device",
 }  # fmt: skip
 
 ROUTES: Final = (
@@ -160,6 +199,10 @@ ROUTES: Final = (
           "An analysis worker's finding {player, device, check, started, ended, detail, snapshot}", _ANSWERS),
     Route("POST", "/api/v1/worker/clips", worker_clip,
           "An analysis worker's clip of a started finding {player, device, check, started, detail, clip}", _ANSWERS),
+    Route("POST", "/api/v1/worker/sounds", worker_sound,
+          "An analysis worker's microphone finding {player, check, started, ended, detail}", _ANSWERS),
+    Route("POST", "/api/v1/worker/sound-clips", worker_sound_clip,
+          "An analysis worker's sound clip of a voice finding {player, check, started, detail, clip}", _ANSWERS),
     Route("POST", "/api/v1/worker/gaps", worker_gap,
           "A stream no analysis worker checked {player, device, from_ms, to_ms}", _ANSWERS),
     Route("GET", "/api/v1/worker/references/{sha256}", worker_reference,

@@ -4,7 +4,7 @@ layers), and the chief arbiter Li opens "watch live" on the desk.  The desk subs
 itself: the view plays the full 640x480 picture at 10 frames a second or more, the service relays nothing (no view
 counts against LIVE_VIEWS_MAX), the player's page is asked for the live rate while watched, and the view's opening
 and end are audited as a relayed view's.  An analysis worker (no models: the cheap checks) takes the stream, and the
-desk shows the camera as the worker reports it."""
+desk shows the camera as the worker reports it.  The arbiter then speaks to the player through Janus too."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from proctor.database import create_database_engine
 from proctor.models import AuditEntry
 from proctor.settings import Settings
 from proctor.worker import Worker
+from tests.browser.chromium import launch
 from tests.browser.test_dashboard import LI_TOKEN, Served, add_arbiter, load_example_event, log_in, serve
 from tests.browser.test_live_view import (
     LI,
@@ -33,8 +34,10 @@ from tests.browser.test_live_view import (
     player_page,
     watch_from_menu,
 )
+from tests.browser.test_talk import loudness, write_tone
 from tests.proctor.conftest import register_platform
 from tests.proctor.redis_server import RedisServer, redis_server  # noqa: F401 - the fixture
+from tests.proctor.test_live_views import audit
 from tests.video.janus_server import JanusServer
 
 pytestmark = pytest.mark.asyncio
@@ -120,3 +123,51 @@ async def test_an_arbiter_watches_a_player_through_janus_at_full_size(served: Se
     assert [(action, subject) for action, subject, _ in audited] == [
         ("camera.view", f"player:{PLAYER}"), ("camera.view-end", f"player:{PLAYER}")]  # fmt: skip
     assert audited[0][2]["through"] == "janus"
+
+
+async def test_an_arbiter_speaks_to_a_player_through_janus(served: Served, tmp_path: Path) -> None:
+    """The desk's push-to-talk in the distributed mode: the desk publishes its microphone (Chromium's fake one, a
+    440 Hz tone) in the player's room on Janus, the service tells the player's page its feed, and the page subscribes
+    to it and plays it; released, the page falls quiet; the view closed, the talk ends (audited)."""
+    game_id, link, clip = await player_in_play(served, tmp_path)
+    tone = tmp_path / "tone.wav"
+    write_tone(tone)
+    async with async_playwright() as playwright:
+        browser = await launch(playwright, "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                               f"--use-file-for-fake-video-capture={clip}", f"--use-file-for-fake-audio-capture={tone}",
+                               "--allow-loopback-in-peer-connection",
+                               "--autoplay-policy=no-user-gesture-required")  # fmt: skip
+        try:
+            player = await player_page(browser, link)
+            await reported_live(served)
+            desk = await (await browser.new_context(viewport={"width": 1366, "height": 768})).new_page()
+            await desk.goto(served.base + "/arbiter")
+            await log_in(desk, "Li")
+            await watch_from_menu(desk, game_id, "large")
+            await desk.wait_for_selector(f"{TILE}[data-state='playing']", timeout=20_000)
+            talk = f"{TILE} .live-head button[data-role='talk']"
+            quiet = await loudness(player, 0.5)
+            box = await (await desk.wait_for_selector(talk)).bounding_box()  # type: ignore[union-attr]
+            assert box is not None
+            await desk.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            await desk.mouse.down()
+            await desk.wait_for_selector(f"{talk}[data-state='speaking']", timeout=15_000)
+            await player.wait_for_selector("#talk-state:not([hidden])", timeout=10_000)
+            await player.wait_for_function("() => document.getElementById('arbiter-voice').srcObject",
+                                           timeout=10_000)  # fmt: skip
+            held = await loudness(player, 3.0)
+            await desk.mouse.up()
+            await asyncio.sleep(1.0)  # what was in flight plays out
+            released = await loudness(player, 1.5)
+            await desk.click(f"{TILE} button[data-role='close']")
+            await player.wait_for_selector("#talk-state", state="hidden", timeout=10_000)
+        finally:
+            await browser.close()
+    loud = [m for m in held if m["rms"] > 0.02]
+    assert len(loud) >= len(held) // 2, held
+    assert all(abs(m["hz"] - 440) < 15 for m in loud), held
+    assert max((m["rms"] for m in quiet), default=0.0) < 0.005, quiet
+    assert max(m["rms"] for m in released[-3:]) < 0.005, released
+    opened, ended = audit(served.context.settings, "camera.talk"), audit(served.context.settings, "camera.talk-end")
+    assert [(row.actor, row.subject) for row in opened] == [("Li (chief)", f"player:{PLAYER}")]
+    assert len(ended) == 1 and ended[0].detail["reason"] == "closed by the arbiter"

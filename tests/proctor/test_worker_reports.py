@@ -1,6 +1,7 @@
 """What the analysis workers tell the service (proctor.web.workers): only with the workers' secret; a finding, its
-end, its clip and a gap each recorded once however often a worker tries them again (its answer lost); malformed
-reports refused with nothing stored; and the routes closed where the service has no workers."""
+end, its clip, a microphone's finding and its sound clip, and a gap each recorded once however often a worker tries
+them again (its answer lost); malformed reports refused with nothing stored; and the routes closed where the service
+has no workers."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from sqlalchemy import func, insert, select
 from sqlmodel import col
@@ -19,6 +21,7 @@ from proctor.models import CameraAction, Incident, IncidentAction
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context
 from tests.proctor.test_camera import issue_token
+from video.audio import wav_bytes
 
 pytestmark = pytest.mark.asyncio
 
@@ -102,6 +105,67 @@ async def test_a_finding_its_end_its_clip_and_a_gap_are_each_recorded_once(
         assert stored_gap.kind == "analysis-gap" and stored_gap.evidence == {"device": "side", "gap_ms": 6500}
     media = sorted(p.name for p in Path(settings.media_dir).rglob("*") if p.is_file())
     assert len([m for m in media if m.endswith(".jpg")]) == 1 and len([m for m in media if m.endswith(".webm")]) == 1
+
+
+def sound(**changes: Any) -> dict[str, Any]:
+    body = {"player": "wr-1", "check": "voice", "started": 1_900_000_100.5, "ended": None,
+            "detail": "speech heard while no face was in view", "worker": "w1"}  # fmt: skip
+    return {**body, **changes}
+
+
+async def test_a_microphones_finding_its_end_and_its_sound_clip_are_each_recorded_once(
+    platform: Platformer, settings: Settings
+) -> None:
+    await issue_token(platform, settings, "wr-1")
+    before = counts(platform)
+    wav = wav_bytes(np.full(16_000, 0.1, dtype=np.float32))
+    answers = []
+    for body in (sound(), sound(), {**sound(), "clip": base64.b64encode(wav).decode()},
+                 {**sound(), "clip": base64.b64encode(wav).decode()}):  # fmt: skip
+        path = "/api/v1/worker/sound-clips" if "clip" in body else "/api/v1/worker/sounds"
+        response = await platform.client.post(path, json=body, headers=WORKER)
+        assert response.status == 200, await response.text()
+        answers.append((await response.json())["incident"])
+    for _ in range(2):
+        response = await platform.client.post("/api/v1/worker/sounds", json=sound(ended=1_900_000_112.0),
+                                              headers=WORKER)  # fmt: skip
+        answers.append((await response.json())["incident"])
+    assert len(set(answers)) == 1 and answers[0] is not None
+    assert counts(platform) == (before[0] + 1, before[1] + 2)  # the flag; its clip and its end once each
+    with app_context(platform).engine.connect() as connection:
+        voice = connection.execute(select(Incident).where(col(Incident.id) == answers[0])).one()
+        assert voice.kind == "voice" and voice.created_ms == 1_900_000_100_500
+        assert voice.source == "detector:microphone" and voice.article == "36.4.2, 36.4.3"
+        assert voice.evidence["device"] == "microphone"
+        actions = connection.execute(select(IncidentAction).where(col(IncidentAction.incident_id) == answers[0])
+                                     .order_by(col(IncidentAction.id))).all()  # fmt: skip
+    assert actions[0].note.startswith("sound clip ") and actions[1].note == "ended after 12 s"
+    (kept,) = [p for p in Path(settings.media_dir).rglob("*.wav")]
+    assert kept.read_bytes() == wav
+    assert actions[0].verdict["evidence"]["sha256"] == hashlib.sha256(wav).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field", "status"),
+    [
+        ("/api/v1/worker/sounds", sound(check="camera-covered"), "'check'", 400),
+        ("/api/v1/worker/sounds", sound(started="noon"), "'started'", 400),
+        ("/api/v1/worker/sounds", sound(ended=5.0), "'ended'", 400),
+        ("/api/v1/worker/sound-clips", sound(), "'clip'", 400),
+        ("/api/v1/worker/sound-clips", {**sound(), "clip": base64.b64encode(b"not a wav").decode()}, "'clip'", 400),
+        ("/api/v1/worker/sounds", sound(player="nobody"), "nobody", 404),
+    ],
+)
+async def test_malformed_microphone_reports_are_refused_and_store_nothing(
+    platform: Platformer, settings: Settings, path: str, body: dict[str, Any], field: str, status: int
+) -> None:
+    await issue_token(platform, settings, "wr-1")
+    before = counts(platform)
+    response = await platform.client.post(path, json=body, headers=WORKER)
+    assert response.status == status, await response.text()
+    assert field in (await response.json())["message"]
+    assert (await platform.client.post(path, json=sound(), headers={})).status == 401
+    assert counts(platform) == before
 
 
 @pytest.mark.parametrize(

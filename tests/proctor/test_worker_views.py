@@ -62,13 +62,15 @@ def side_holder(bus_url: str) -> str | None:
 
 @contextlib.asynccontextmanager
 async def publishing(http: aiohttp.ClientSession, base: str, token: str, device: str,
-                     track: MediaStreamTrack) -> AsyncIterator[None]:  # fmt: skip
-    """The player's page publishing one device to their room, the feed told back to the service."""
+                     *tracks: MediaStreamTrack) -> AsyncIterator[None]:  # fmt: skip
+    """The player's page publishing one device (its tracks: a camera, and the microphone with the front camera) to
+    their room, the feed told back to the service."""
     async with http.post(f"{base}/api/v1/sfu/room", json={"token": token}) as response:
         assert response.status == 200, await response.text()
         room = await response.json()
     pc = RTCPeerConnection()
-    pc.addTrack(track)
+    for track in tracks:
+        pc.addTrack(track)
     async with janus_session(room["url"], room["token"], http) as janus:
         feed = await publish(await janus.attach(), pc, room["room"], device, room["pin"])
         async with http.post(f"{base}/api/v1/sfu/published",
