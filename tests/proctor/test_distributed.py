@@ -1,8 +1,9 @@
 """The distributed mode as a whole (issue 16), every part a process of its own on this machine: PostgreSQL, Debian's
 redis-server, Janus and coturn, the service's active writer and its standby (the writer's lease), two web processes in
-front of them and three analysis workers.  Three players publish their cameras through the web processes (aiortc
-senders, as the page does; one of them on a network that lets nothing through but TURN, reaching Janus through
-coturn) and a platform posts a burst of moves.  Then:
+front of them and three analysis workers.  Four players publish their cameras through the web processes (three
+aiortc senders, as the page does, one of them on a network that lets nothing through but TURN, reaching Janus through
+coturn; and Chromium on the player's page, its fake camera sent as two simulcast layers) and a platform posts a
+burst of moves.  Then:
 
 - the worker holding a camera is killed with SIGKILL: another takes the stream, the gap is recorded;
 - the active writer is killed with SIGKILL in the middle of the burst: the standby takes over within 10 s, the
@@ -11,8 +12,8 @@ coturn) and a platform posts a burst of moves.  Then:
 - Redis is restarted empty: every stream is held again by the worker that had it, and a camera covered afterwards is
   still raised.
 
-Chromium's page publishing to Janus is tests/browser/test_player_sfu.py (a browser needs a network namespace of its
-own here); the desk's live stream across a writer's death is tests/proctor/test_web_processes.py."""
+Chromium's page keeps publishing through all of it (its media go to Janus, not to the writer) and its camera stays
+analysed.  The desk's live stream across a writer's death is tests/proctor/test_web_processes.py."""
 
 from __future__ import annotations
 
@@ -22,19 +23,24 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from playwright.async_api import Page, async_playwright
 
+from tests.browser.chromium import launch, require
+from tests.browser.test_player_devices import CONNECTED, write_clip
 from tests.proctor.conftest import register_platform
 from tests.proctor.redis_server import RedisServer
 from tests.proctor.test_crash import deliveries, free_port, post_all
 from tests.proctor.test_turn import SECRET as TURN_SECRET
 from tests.proctor.test_turn import coturn
 from tests.proctor.test_workers import (
+    CAM,
     SECRET,
     add_arbiter,
     holders,
@@ -52,6 +58,8 @@ pytestmark = pytest.mark.slow
 
 PLAYERS = ("dm-1", "dm-2", "dm-3")
 TURN_ONLY = "dm-3"
+BROWSER = "dm-4"
+"""The player on Chromium's page."""
 WORKERS = ("w1", "w2", "w3")
 
 
@@ -61,6 +69,35 @@ class Seen:
     took_over_in: float
     acknowledged: set[str]
     retried: set[str]
+    browser_analysed: tuple[int, int]
+    """Chromium's camera at the end: its frames analysed, and 3 s later."""
+    browser_state: str
+    """The page's connection state at the end (never reloaded)."""
+
+
+@contextlib.asynccontextmanager
+async def chromium_player(link: str, clip: Path) -> AsyncIterator[Page]:
+    """The player's page on Chromium (its fake camera playing ``clip``), started and connected."""
+    async with async_playwright() as playwright:
+        browser = await launch(playwright, "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                               f"--use-file-for-fake-video-capture={clip}",
+                               "--allow-loopback-in-peer-connection")  # fmt: skip
+        try:
+            page = await (await browser.new_context(viewport={"width": 390, "height": 844})).new_page()
+            await page.goto(link)
+            await page.check("#agree")
+            await page.click("#start")
+            await page.wait_for_function(CONNECTED, timeout=20_000)
+            yield page
+        finally:
+            await browser.close()
+
+
+async def analysed(http: aiohttp.ClientSession, base: str, ref: str) -> int:
+    """The frames of the player's camera analysed, as the desk reads it (from its worker's report)."""
+    async with http.get(f"{base}/api/v1/players/{ref}/camera", headers=CAM) as response:
+        status = await response.json()
+    return int(status["frames"]["analysed"]) if status.get("connected") else 0
 
 
 async def through_the_kill(
@@ -82,7 +119,8 @@ async def through_the_kill(
 
 
 async def scenario(database_url: str, webs: tuple[int, int], redis_server: RedisServer, secret: str,
-                   workers: dict[str, Any], active: Any, items: list[tuple[str, bytes]]) -> Seen:  # fmt: skip
+                   workers: dict[str, Any], active: Any, items: list[tuple[str, bytes]],
+                   clip: Path) -> Seen:  # fmt: skip
     bus_url = redis_server.url
     base = f"http://127.0.0.1:{webs[0]}"
     await wait_for(lambda: live_workers(bus_url) == len(WORKERS), 60, "every worker in the registry")
@@ -93,7 +131,16 @@ async def scenario(database_url: str, webs: tuple[int, int], redis_server: Redis
             players[ref] = await stack.enter_async_context(
                 published(http, f"http://127.0.0.1:{webs[1]}", ref, token, relay_only=ref == TURN_ONLY)
             )
-        await wait_for(lambda: all(holders(bus_url, PLAYERS).values()), 30, "every stream held by a worker")
+        token = await seat_and_link(http, base, secret, BROWSER)
+        page = await stack.enter_async_context(chromium_player(f"http://127.0.0.1:{webs[1]}/play/{token}", clip))
+        everyone = (*PLAYERS, BROWSER)
+        await wait_for(lambda: all(holders(bus_url, everyone).values()), 30, "every stream held by a worker")
+        at_first = 0
+        for _ in range(100):  # its worker's reports reach the desk within a second or two
+            if (at_first := await analysed(http, base, BROWSER)) > 0:
+                break
+            await asyncio.sleep(0.2)
+        assert at_first > 0, "Chromium's camera never showed as analysed"
 
         # The player behind TURN: its camera reached a worker through coturn and Janus.
         players[TURN_ONLY].track.covered = True
@@ -123,7 +170,12 @@ async def scenario(database_url: str, webs: tuple[int, int], redis_server: Redis
         await wait_for(lambda: holders(bus_url, PLAYERS) == before, 20, "every stream held again by its worker")
         players["dm-1"].track.covered = True
         await wait_for(lambda: incidents(database_url, "dm-1", "camera-covered"), 30, "dm-1 covered, after Redis")
-        return Seen(moved_in, took_over_in, acknowledged, retried)
+        # Chromium's camera analysed still, 2 frames a second (its counts start again at a worker that took it over).
+        state = await page.evaluate("() => document.getElementById('status').dataset.state")
+        before_end = await analysed(http, base, BROWSER)
+        await asyncio.sleep(3.0)
+        return Seen(moved_in, took_over_in, acknowledged, retried, (before_end, await analysed(http, base, BROWSER)),
+                    str(state))  # fmt: skip
 
 
 def test_the_distributed_mode_survives_a_worker_the_writer_and_redis_going_away(
@@ -131,6 +183,7 @@ def test_the_distributed_mode_survives_a_worker_the_writer_and_redis_going_away(
 ) -> None:
     if not database_url.startswith("postgresql"):
         pytest.skip("the writer's lease is PostgreSQL's (a SQLite file is one process's)")
+    require()
     secret = register_platform(database_url)
     add_arbiter(database_url)
     items = deliveries(int(time.time() * 1000))
@@ -165,7 +218,9 @@ def run(database_url: str, redis_server: RedisServer, janus_server: JanusServer,
             wait_listening(port, processes[-1], 30)
         workers = {name: worker(name, writers, janus_server, redis_server.url, tmp_path) for name in WORKERS}
         processes += workers.values()
-        seen = asyncio.run(scenario(database_url, webs, redis_server, secret, workers, active, items))
+        clip = tmp_path / "camera.y4m"
+        write_clip(clip, 4.0, side=False)
+        seen = asyncio.run(scenario(database_url, webs, redis_server, secret, workers, active, items, clip))
     finally:
         stop_all(processes)
     print(f"distributed mode: a killed worker's stream taken over in {seen.moved_in:.1f} s; the standby answered "
@@ -173,7 +228,8 @@ def run(database_url: str, redis_server: RedisServer, janus_server: JanusServer,
     assert seen.moved_in < 10, seen.moved_in
     assert 0 < len(seen.acknowledged) < len(items) and seen.took_over_in < 10, seen.took_over_in
     assert seen.acknowledged | seen.retried == {webhook_id for webhook_id, _ in items}
-    assert_stored_once(database_url, [*items, *((f"seat-{ref}", b"") for ref in PLAYERS)])  # the players' games too
+    assert_stored_once(database_url, [*items, *((f"seat-{ref}", b"") for ref in (*PLAYERS, BROWSER))])  # and seats
+    assert seen.browser_state == "connected" and seen.browser_analysed[1] >= seen.browser_analysed[0] + 3, seen
     assert "after" in (tmp_path / "standby.log").read_text()  # the standby took the lease
     for ref, kind, count in ((TURN_ONLY, "camera-covered", 1), ("dm-2", "camera-covered", 1),
                              ("dm-1", "camera-covered", 1), ("dm-1", "analysis-gap", 1)):  # fmt: skip
