@@ -79,6 +79,7 @@ def _resources(settings: Settings) -> Any:
         microphone = Microphone(camera.ingest, Path(settings.models_dir), camera.microphone_policy,
                                 sounds.on_finding, sounds.on_clip)  # the front streams' audio  # fmt: skip
         microphone.start()
+        camera.streams.listening = microphone.heard  # the desk, the roster and the page show its state
         app[SOUND_RECORDS] = sounds
         app[MICROPHONE] = microphone
         passwords = PasswordPool(settings.login_hash_workers, settings.login_hash_queue)

@@ -72,8 +72,9 @@ from proctor.errors import (
 from proctor.events import CHECKS, PolicySpec
 from proctor.live_views import LiveViews, sender_video
 from proctor.media_retention import expired_media, retire_media
+from proctor.microphone_states import microphone_state
 from proctor.models import CameraAction, Incident, Player, Section, StreamToken, Tournament
-from proctor.player_devices import PlayerDevices, room_references
+from proctor.player_devices import PlayerDevices, room_references, snapshot_of
 from proctor.player_view import LEAVE_REQUEST, leave_answer, leave_requesters, player_place
 from proctor.service import Service
 from proctor.settings import Settings
@@ -310,6 +311,8 @@ class CameraPolicy:
     screen_retention_days: float = DEFAULT_SCREEN_RETENTION_DAYS
     """How long the shared screen's stills and clips are kept (``screen_retention_days``: a screen is more private
     than a face)."""
+    microphone: bool = False
+    """The section listens to its players' microphones (``microphone_required``; proctor.sound_policy)."""
 
     @classmethod
     def of(cls, section: SectionPlace | None, policy: Mapping[str, Any], base: Thresholds,
@@ -324,7 +327,8 @@ class CameraPolicy:
         devices = devices_for_policy(policy.get("devices") or [d.value for d in DEFAULT_DEVICES])
         screen_days = float(policy.get("screen_retention_days", DEFAULT_SCREEN_RETENTION_DAYS))
         return cls(section, StreamPolicy(thresholds, enabled, limits), retention, EarCheckPolicy.of(policy),
-                   bool(policy.get("auto_pan_check", False)), devices, screen_days)  # fmt: skip
+                   bool(policy.get("auto_pan_check", False)), devices, screen_days,
+                   bool(policy.get("microphone_required", False)))  # fmt: skip
 
     @property
     def media_folder(self) -> str:
@@ -1291,6 +1295,18 @@ class Camera:
             snapshots[ref] = StreamSnapshot(live, int(session.opened_at * 1000), closed, live and frozen, degraded,
                                             live and moved)  # fmt: skip
         return snapshots
+
+    def microphone_states(self) -> dict[str, dict[str, Any]]:
+        """The camera roster's view of every microphone this process (or a worker) listens to, by player
+        (proctor.microphone_states): each front stream seen, with what its microphone check holds."""
+        return {ref: self.microphone_state(ref) for ref in self.streams.players(Device.FRONT)}
+
+    def microphone_state(self, player_ref: str) -> dict[str, Any]:
+        """The player's microphone: ``connected``, ``muted``, ``lost`` or ``not-connected``, since when."""
+        front = snapshot_of(self.streams.last(player_ref), self.streams.live(player_ref) is not None)
+        if front is None:
+            return microphone_state(False, None, None)
+        return microphone_state(front.live, front.since_ms, self.streams.heard(player_ref))
 
     def thumbnail(self, player_ref: str, device: Device = Device.FRONT) -> bytes | None:
         """The last analysed frame of the player's live stream of this device as a small JPEG; None without one."""

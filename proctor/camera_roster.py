@@ -140,6 +140,10 @@ def link_status(links: Sequence[LinkRow], now: int) -> dict[str, Any]:
     return {"status": status, "issued": latest.created_ms, "expires": latest.expires_ms, "count": len(links)}
 
 
+NOT_HEARD: Final = {"state": "not-connected", "since": None}
+"""A microphone the section requires that nothing has heard (no front camera seen)."""
+
+
 def device_entry(stream: StreamSnapshot | None) -> dict[str, Any]:
     """One of a player's devices (issue 15) as the roster shows it: ``connected``, ``frozen``, ``moved`` (a side
     camera no longer showing its approved view), ``analysis-degraded``, ``lost`` or ``not-connected``, since when."""
@@ -153,10 +157,10 @@ def device_entry(stream: StreamSnapshot | None) -> dict[str, Any]:
 
 def roster_entry(
     entrant: Entrant, links: Sequence[LinkRow], stream: StreamSnapshot | None, setup: Setup, now: int,
-    devices: Mapping[str, StreamSnapshot | None] | None = None,
+    devices: Mapping[str, StreamSnapshot | dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """One player's row of the roster; with the section's devices beyond the front camera (``devices``: each one's
-    stream, by device), each device's state too."""
+    stream, by device; the microphone's state as proctor.microphone_states gives it), each device's state too."""
     state = roster_state(links, stream, now)
     since = None
     if stream is not None:
@@ -168,7 +172,8 @@ def roster_entry(
     }  # fmt: skip
     if devices:
         entry["devices"] = {"front": {"state": state.value, "since": since}} | {
-            device: device_entry(snapshot) for device, snapshot in devices.items()
+            device: dict(snapshot) if isinstance(snapshot, dict) else device_entry(snapshot)
+            for device, snapshot in devices.items()
         }
     return entry
 
@@ -235,7 +240,8 @@ class SectionRef:
     section_name: str
     time_zone: str
     devices: tuple[str, ...] = ("front",)
-    """The devices the section's policy requires (``devices``: front, side, screen)."""
+    """The devices the section's policy requires (``devices``: front, side, screen; and the microphone where it sets
+    ``microphone_required``)."""
 
     @property
     def place(self) -> Place:
@@ -257,7 +263,9 @@ def find_section(connection: Connection, event: str, section: str) -> SectionRef
     ).first()  # fmt: skip
     if row is None:
         raise NotFoundError(f"no section {section!r} in an event {event!r}")
-    devices = tuple(str(d) for d in ((row.policy or {}).get("devices") or ["front"]))
+    policy = row.policy or {}
+    devices = tuple(str(d) for d in (policy.get("devices") or ["front"]))
+    devices += ("microphone",) if policy.get("microphone_required") else ()
     return SectionRef(row.id, event, row.event_name, section, row.name, config_zone(row.config), devices)
 
 
@@ -360,10 +368,11 @@ def read_roster(
     section_slug: str,
     streams: Mapping[str, StreamSnapshot],
     now: int,
-    others: Mapping[str, Mapping[str, StreamSnapshot]] | None = None,
+    others: Mapping[str, Mapping[str, StreamSnapshot | dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """The roster of ``event/section`` as this arbiter may see it (:func:`boards_shown`); ``others``: the streams of
-    the players' other devices (side, screen), by device, for a section that requires them."""
+    the players' other devices (side, screen), by device, for a section that requires them, and their microphones'
+    states (``microphone``: proctor.microphone_states) for one that listens to them."""
     section = find_section(connection, event, section_slug)
     boards = boards_shown(who, section)
     entrants = [e for e in read_entrants(connection, section) if boards is None or e.board in boards]
@@ -373,7 +382,8 @@ def read_roster(
     entries = [
         roster_entry(e, links.get(e.ref, []) if e.ref else [], streams.get(e.ref) if e.ref else None,
                      setups.get(e.ref, Setup()), now,
-                     {device: (others or {}).get(device, {}).get(e.ref) for device in extra} if e.ref else None)
+                     {device: (others or {}).get(device, {}).get(e.ref, NOT_HEARD if device == "microphone" else None)
+                      for device in extra} if e.ref else None)
         for e in entrants
     ]  # fmt: skip
     return {**section.describe(), "boards": None if boards is None else sorted(boards), "players": entries,

@@ -27,11 +27,12 @@ from typing import Any, Final
 from aiohttp import web
 from aiortc import MediaStreamTrack
 
+from proctor.microphone_states import Heard
 from proctor.sound_policy import MicrophonePolicy
 from video.audio import MicrophoneSession, SoundClipHandler, SoundFindingHandler
 from video.ingest import Ingest, StreamSession
 from video.landmarks import FaceMesh, available_face_mesh
-from video.speech import SoundFinding
+from video.speech import SoundCheck, SoundFinding
 from video.vad import VoiceActivity, available_vad
 
 log = logging.getLogger("proctor.microphone")
@@ -95,6 +96,14 @@ class Microphone:
                                     opened_at=stream.opened_at)  # fmt: skip
         self.sessions[player], self.streams[player], self.policies[player] = session, stream, policy
         return session
+
+    def heard(self, player_ref: str) -> Heard | None:
+        """What the check holds of the player's microphone now (None: not listened to here)."""
+        session = self.sessions.get(player_ref)
+        if session is None:
+            return None
+        active = {finding.check: int(finding.started * 1000) for finding in session.monitor.active()}
+        return Heard(int(session.opened_at * 1000), active.get(SoundCheck.LOST), active.get(SoundCheck.MUTED))
 
     def forget(self, player_ref: str) -> None:
         """Stop listening to the player's microphone without a finding: its front stream moved to another analysis

@@ -107,14 +107,20 @@ class PlayerDevices:
             if device is not Device.FRONT:  # the side camera's setup, or the screen's board, approved
                 state["reference"] = ingest is not None and StreamKey(player_ref, device) in ingest.references
             found[device.value] = state
+        if policy.microphone:  # the microphone, on the front camera's stream (proctor.microphone_states)
+            found["microphone"] = camera.microphone_state(player_ref)
         return found
+
+    def required(self, policy: CameraPolicy) -> list[str]:
+        """What the player's section requires: its devices, and the microphone if it listens to it."""
+        return [device.value for device in policy.devices] + (["microphone"] if policy.microphone else [])
 
     def changed(self, player_ref: str) -> None:
         """Tell the player's open pages their devices' states (``devices``), where the section requires more than
         the front camera (its page shows each device's state only then)."""
         if player_ref in self.camera.pages:
             policy = self.camera._policy(player_ref)
-            if len(policy.devices) > 1:
+            if len(self.required(policy)) > 1:
                 self.camera.tell(player_ref, "devices", {"devices": self.states(player_ref, policy)})
 
     def connected(self, player_ref: str, device: Device) -> None:

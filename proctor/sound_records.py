@@ -105,6 +105,7 @@ class SoundRecords:
 
             incident: int = await writer.submit(raise_it)
             self.open_incidents[key] = incident
+            self._changed(player_ref, finding)
             return incident
         opened = self.open_incidents.pop(key, None)
         note = f"{ENDED_PREFIX}{finding.ended - finding.started:.0f} s"
@@ -117,7 +118,13 @@ class SoundRecords:
             return target
 
         noted: int | None = await writer.submit(note_it)
+        self._changed(player_ref, finding)
         return noted
+
+    def _changed(self, player_ref: str, finding: SoundFinding) -> None:
+        """The microphone's state changes with these (proctor.microphone_states): the player's page is told."""
+        if finding.check is not SoundCheck.VOICE:
+            self.camera.devices.changed(player_ref)
 
     async def attach_clip(self, player_ref: str, finding: SoundFinding, clip: bytes) -> int | None:
         """A voice finding's clip (WAV), kept in the section's sound folder and attached to the incident it raised;

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+from proctor.microphone_states import Heard
 from video.checks import Check, Finding
 from video.devices import Device, StreamKey
 from video.ingest import Ingest, StreamSession
@@ -64,6 +65,8 @@ class RemoteStream:
     live: bool
     reported_at: float
     thumbnail: bytes | None = field(default=None, repr=False)
+    microphone: Heard | None = None
+    """A front camera's microphone, as the worker's check holds it (if the worker listens to it)."""
 
     def active(self) -> list[Finding]:
         return list(self.findings)
@@ -84,7 +87,7 @@ class RemoteStream:
             tuple(Finding(Check(check), float(started), None, str(detail))
                   for check, started, detail in report.get("findings", [])),
             report.get("rate"), bool(report.get("degraded")), bool(report.get("live")), float(report["reported_at"]),
-            base64.b64decode(thumbnail) if thumbnail else None,
+            base64.b64decode(thumbnail) if thumbnail else None, Heard.of(report.get("microphone")),
         )  # fmt: skip
 
 
@@ -109,6 +112,16 @@ class StreamViews:
     ingest: Ingest | None
     remote: dict[StreamKey, RemoteStream] = field(default_factory=dict)
     """The workers' latest reports, by stream (kept up by proctor.sfu)."""
+    listening: Callable[[str], Heard | None] | None = None
+    """The service's own microphones (proctor.microphone's ``heard``), set once they start."""
+
+    def heard(self, player_ref: str) -> Heard | None:
+        """The player's microphone as its check holds it now: here, or at the worker holding the front camera."""
+        own = self.listening(player_ref) if self.listening is not None else None
+        if own is not None:
+            return own
+        remote = self.remote.get(StreamKey(player_ref, Device.FRONT))
+        return remote.microphone if remote is not None and remote.current(time.time()) else None
 
     def last(self, player_ref: str, device: Device = Device.FRONT) -> SeenStream | None:
         """The player's stream of this device, live or not (or what is kept of the last one that ended)."""

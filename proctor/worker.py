@@ -438,6 +438,9 @@ class Worker:
             if session is not None:
                 live = self.ingest.live(held.stream.player, held.stream.device) is not None
                 reports[name] = report_of(self.id, session, live, now)
+                heard = self.microphone.heard(held.stream.player) if self.microphone is not None else None
+                if held.stream.device is Device.FRONT and heard is not None:
+                    reports[name]["microphone"] = heard.to_json()
         return reports
 
     async def _take(self, stream: PublishedStream) -> bool:

@@ -1,15 +1,16 @@
-// The player's devices beyond the front camera (issue 15): the set-up guide of each device the section requires,
-// each device's state as the service sees it (its "devices" events), and the screen share, which this page sends
-// itself (the whole screen only; a window or a tab is refused here and by the service; a share stopped is reported
-// at once). The side camera is a phone opening this page's link with ?device=side (its QR code is shown here).
-// Each device reconnects by itself.
+// The player's devices beyond the front camera (issue 15): the set-up guide of each device the section requires (the
+// microphone too, which rides on the front camera's stream), each device's state as the service sees it (its
+// "devices" events), and the screen share, which this page sends itself (the whole screen only; a window or a tab is
+// refused here and by the service; a share stopped is reported at once). The side camera is a phone opening this
+// page's link with ?device=side (its QR code is shown here). Each device reconnects by itself.
 
 import { $ } from "/assets/elements.js";
 import { t } from "/assets/i18n.js";
 import { hangUp, publish } from "/assets/publish.js";
 
 const KIND = { connected: "ok", "analysis-degraded": "ok", "not-connected": "wait", lost: "bad", stopped: "bad",
-               refused: "bad", frozen: "bad", covered: "bad", moved: "bad", changed: "bad" };
+               refused: "bad", frozen: "bad", covered: "bad", moved: "bad", changed: "bad", muted: "bad" };
+const SHOWN = ["front", "side", "screen", "microphone"];
 const SCREEN_VIDEO = { frameRate: 2, maxBitrate: 600_000 };
 const RETRY_MS = 3000;
 
@@ -38,7 +39,7 @@ export function playerDevices(token, { rtcConfig, why }) {
   function show(devices) {
     if (!devices) return;
     shown.devices = { ...shown.devices, ...devices };
-    for (const device of ["front", "side", "screen"]) pill(device);
+    for (const device of SHOWN) pill(device);
   }
 
   // Which devices the section requires, and the side camera's link (a QR code for the phone).
@@ -51,6 +52,7 @@ export function playerDevices(token, { rtcConfig, why }) {
     $("devices-guide").hidden = body.required.length < 2;
     $("step-side").hidden = !body.required.includes("side");
     $("step-screen").hidden = !body.required.includes("screen");
+    $("step-microphone").hidden = !body.required.includes("microphone"); // on the front camera's stream
     if (shown.side) {
       $("side-qr").src = shown.side.qr;
       $("side-link").href = shown.side.link;
@@ -157,7 +159,7 @@ export function playerDevices(token, { rtcConfig, why }) {
     // The player agreed: the set-up steps may start.
     enable() { $("share-screen").disabled = Boolean(screen && !screen.ended); },
     applyLanguage() {
-      for (const device of ["front", "side", "screen"]) pill(device);
+      for (const device of SHOWN) pill(device);
       if (shown.said) say(...shown.said);
     },
   };

@@ -4,6 +4,7 @@ analysis-degraded, whose setup is approved; and the links of a whole section iss
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any, Final
 
 from aiohttp import web
@@ -11,6 +12,7 @@ from sqlalchemy import Connection
 
 from proctor import camera_roster, errors
 from proctor.camera import issue_audited_link
+from proctor.camera_roster import StreamSnapshot
 from proctor.staging import Batch
 from proctor.wall_clock import now_ms
 from proctor.web.downloads import attachment
@@ -31,7 +33,10 @@ async def get_roster(request: web.Request) -> web.Response:
     slug, section = request.match_info["slug"], request.match_info["section"]
 
     streams = context.camera.stream_snapshots()
-    others = {device.value: context.camera.stream_snapshots(device) for device in (Device.SIDE, Device.SCREEN)}
+    others: dict[str, Mapping[str, StreamSnapshot | dict[str, Any]]] = {
+        device.value: context.camera.stream_snapshots(device) for device in (Device.SIDE, Device.SCREEN)
+    }
+    others["microphone"] = context.camera.microphone_states()
     roster = await read(context, lambda c: camera_roster.read_roster(c, who, slug, section, streams, now_ms(), others))
     return web.json_response(roster)
 

@@ -37,7 +37,7 @@ async def get_play_devices(request: web.Request) -> web.Response:
     player = _player(context, token)
     camera = context.camera
     policy = camera.policy_for(player)
-    body: dict[str, object] = {"player": player, "required": [d.value for d in policy.devices],
+    body: dict[str, object] = {"player": player, "required": camera.devices.required(policy),
                                "devices": camera.devices.states(player, policy)}  # fmt: skip
     origin = request.query.get("origin", "")
     if "side" in body["required"] and ORIGIN.fullmatch(origin):  # type: ignore[operator]

@@ -22,6 +22,7 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 from playwright.async_api import async_playwright
 
 from tests.browser.chromium import launch, require
@@ -95,6 +96,8 @@ class Heard:
     desk_loudest: float = -100.0
     """The loudest level (dBFS) the desk's meter showed for the player's microphone."""
     desk_listening: bool = False
+    pills: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Each page's microphone in its devices' guide: its state and words (the silent page's in English)."""
 
 
 def write_still_face(path: Path, seconds: float) -> None:
@@ -166,6 +169,7 @@ async def the_talker(served: Served, browser: Any, link: str, seen: Heard) -> No
     await page.wait_for_function(CONNECTED, timeout=15_000)
     seen.tracks[PLAYER] = await page.evaluate("() => document.getElementById('preview').srcObject"
                                               ".getTracks().map((t) => t.kind).sort()")  # fmt: skip
+    seen.pills[PLAYER] = await microphone_pill(page, "connected")
 
     async def clipped() -> dict[str, Any] | None:
         async with served.http.get(f"{served.base}/api/v1/incidents?kind=voice", headers=LI) as response:
@@ -212,6 +216,16 @@ async def the_silent(served: Served, browser: Any, link: str, seen: Heard) -> No
     seen.tracks[SILENT] = await page.evaluate("() => document.getElementById('preview').srcObject"
                                               ".getTracks().map((t) => t.kind).sort()")  # fmt: skip
     seen.lost = await wait_incident(served, "microphone-lost", 20)
+    seen.pills[SILENT] = await microphone_pill(page, "lost")
+
+
+async def microphone_pill(page: Any, state: str) -> tuple[str, str]:
+    """The page's word on its microphone once the service says ``state`` (its state and words; "" if never)."""
+    try:
+        await page.wait_for_selector(f"#state-microphone[data-state='{state}']", timeout=15_000)
+    except PlaywrightTimeout:
+        return (await page.get_attribute("#state-microphone", "data-state") or "", "")
+    return state, await page.text_content("#state-microphone") or ""
 
 
 async def test_the_page_says_what_is_recorded_of_the_sound_and_for_how_long(heard: Heard) -> None:
@@ -238,3 +252,8 @@ async def test_a_browser_without_a_microphone_still_sends_the_camera_and_the_cas
 async def test_the_desks_large_view_shows_the_microphones_level_and_can_listen(heard: Heard) -> None:
     assert heard.desk_loudest > -40, heard.desk_loudest  # the advice at -28 dBFS over a room at -62 to -50
     assert heard.desk_listening
+
+
+async def test_each_page_shows_its_microphones_state(heard: Heard) -> None:
+    assert heard.pills[PLAYER] == ("connected", "connected"), heard.pills  # both pages switched to English
+    assert heard.pills[SILENT] == ("lost", "connection lost"), heard.pills

@@ -29,7 +29,7 @@ from proctor.microphone import MICROPHONE
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer, app_context
 from tests.proctor.test_camera import ScriptedCamera
-from tests.proctor.test_camera_controls import add_arbiter, incidents, issue, wait_for
+from tests.proctor.test_camera_controls import ARBITER, add_arbiter, incidents, issue, wait_for
 from video.speech import SoundCheck
 
 pytestmark = pytest.mark.asyncio
@@ -125,6 +125,16 @@ def advice(path: Path) -> None:
     sounds.wav_file(room, path)
 
 
+async def microphone_states(platform: Platformer) -> dict[str, dict[str, Any]]:
+    """Each microphone's state as the section's camera roster shows it, and m-2's as its devices say."""
+    response = await platform.client.get("/api/v1/events/mic-2026/sections/kids/camera-roster", headers=ARBITER)
+    assert response.status == 200, await response.text()
+    roster = {p["player"]: p["devices"]["microphone"] for p in (await response.json())["players"]}
+    response = await platform.client.get("/api/v1/players/m-2/camera", headers=ARBITER)
+    assert response.status == 200, await response.text()
+    return {"roster": roster, "devices": {"m-2": (await response.json())["devices"]["microphone"]}}
+
+
 def missing(what: str) -> None:
     """Skip on a developer's machine without it; fail in CI, which installs and fetches everything (a test must not
     pass there by not running)."""
@@ -187,6 +197,7 @@ async def test_speech_raises_a_voice_flag_with_its_clip_and_silence_or_no_track_
             facts = heard and (heard.monitor.judgements, heard.chunks, heard.dropped_s, heard.opened_at,
                                heard.arrived_at, heard.monitor.last_heard)  # fmt: skip
             raise AssertionError(f"no voice clip: {said}; {facts}") from None
+        heard = await microphone_states(platform)
     finally:
         for pc in connections:
             await pc.close()
@@ -194,6 +205,9 @@ async def test_speech_raises_a_voice_flag_with_its_clip_and_silence_or_no_track_
     kinds = sorted((i["kind"], i["player"]) for i in found if i["source"] == "detector:microphone")
     assert ("voice", "m-1") in kinds and ("microphone-muted", "m-2") in kinds and ("microphone-lost", "m-3") in kinds
     assert not [k for k in kinds if k[1] == "o-1"]  # its section does not listen
+    # The desk's roster and the player's devices say each microphone's state (o-1's section does not listen).
+    assert heard["roster"]["m-2"]["state"] == "muted" and heard["roster"]["m-3"]["state"] == "lost", heard
+    assert heard["devices"]["m-2"] == heard["roster"]["m-2"] and "o-1" not in heard["roster"], heard
     voice = next(i for i in found if i["kind"] == "voice")
     assert voice["article"] == SoundCheck.VOICE.article and voice["evidence"]["device"] == "microphone"
     # the speech is 3 s into the sound, which starts once the connection is up (a few seconds on a busy machine)

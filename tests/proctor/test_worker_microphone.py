@@ -38,7 +38,7 @@ from tests.proctor.redis_server import RedisServer
 from tests.proctor.test_crash import free_port
 from tests.proctor.test_microphone import EVENT, SmallPicture, advice, missing
 from tests.proctor.test_worker_views import publishing
-from tests.proctor.test_workers import add_arbiter, incidents, live_workers, seat_and_link, service, wait_for
+from tests.proctor.test_workers import CAM, add_arbiter, incidents, live_workers, seat_and_link, service, wait_for
 from tests.proctor.test_workers import worker as start_worker
 from tests.proctor.test_writer_lease import stop_all, wait_listening
 from tests.video.janus_server import JanusServer
@@ -75,6 +75,17 @@ def clips(database_url: str, incident_id: int) -> list[dict[str, Any]]:
     return [dict(row.verdict or {}).get("evidence", {}) for row in rows]
 
 
+async def microphone_state(http: aiohttp.ClientSession, base: str, player: str) -> str:
+    """The player's microphone as the desk shows it (from the report of the worker holding the front camera)."""
+    for _ in range(50):  # the worker's report reaches the desk within a second or two
+        async with http.get(f"{base}/api/v1/players/{player}/camera", headers=CAM) as response:
+            state = str((await response.json())["devices"]["microphone"]["state"])
+        if state != "not-connected":
+            return state
+        await asyncio.sleep(0.2)
+    return state
+
+
 async def scenario(database_url: str, port: int, bus_url: str, secret: str, workers: dict[str, Any],
                    speech: Path) -> dict[str, Any]:  # fmt: skip
     base = f"http://127.0.0.1:{port}"
@@ -94,6 +105,7 @@ async def scenario(database_url: str, port: int, bus_url: str, secret: str, work
         await wait_for(lambda: clips(database_url, first.id), 30, "its sound clip attached")
         await wait_for(lambda: microphone_incidents(database_url, SILENT, "microphone-lost"), 30,
                        "the page without audio: microphone-lost")  # fmt: skip
+        states = {player: await microphone_state(http, base, player) for player in (TALKER, SILENT)}
 
         # The worker killed: the other takes the stream over and hears the next advice.
         first_holder = front_holder(bus_url)
@@ -104,7 +116,7 @@ async def scenario(database_url: str, port: int, bus_url: str, secret: str, work
         await wait_for(lambda: len(microphone_incidents(database_url, TALKER, "voice")) > taken, 40,
                        "the next advice raised by the new worker")  # fmt: skip
         await asyncio.sleep(3.0)  # what a false loss would need to be raised after the takeover
-        return {"first": first_holder, "second": front_holder(bus_url)}
+        return {"first": first_holder, "second": front_holder(bus_url), "states": states}
 
 
 def test_the_worker_holding_a_front_camera_listens_to_its_microphone_and_the_one_that_takes_it_over(
@@ -150,5 +162,6 @@ def test_the_worker_holding_a_front_camera_listens_to_its_microphone_and_the_one
     assert microphone_incidents(database_url, TALKER, "microphone-lost") == []
     (lost,) = microphone_incidents(database_url, SILENT, "microphone-lost")
     assert lost.article == "36.4"
+    assert seen["states"] == {TALKER: "connected", SILENT: "lost"}, seen["states"]  # as the desk shows them
     logs = {name: (tmp_path / f"{name}.log").read_text() for name in WORKERS}
     assert all("microphone checks: voice activity: Silero VAD" in text for text in logs.values()), logs
