@@ -61,6 +61,13 @@ export function talkButton({ player, name, api, headers, iceServers, sfu, refuse
     });
     const answer = await api("POST", `/api/v1/players/${encodeURIComponent(player)}/talk`,
                              { sdp: pc.localDescription.sdp, type: "offer" });
+    if (!opened(answer)) return false;
+    await pc.setRemoteDescription({ type: answer.body.type, sdp: answer.body.sdp });
+    return true;
+  }
+
+  // The service's answer to the talk's opening: its id kept (true), or the refusal said and the microphone let go.
+  function opened(answer) {
     if (!answer.ok) {
       release();
       refused(t("talk.refused", { name, why: refusalText(answer) }));
@@ -68,7 +75,6 @@ export function talkButton({ player, name, api, headers, iceServers, sfu, refuse
     }
     talkId = answer.body.id;
     if (closed) { end(); return false; }
-    await pc.setRemoteDescription({ type: answer.body.type, sdp: answer.body.sdp });
     return true;
   }
 
@@ -76,13 +82,7 @@ export function talkButton({ player, name, api, headers, iceServers, sfu, refuse
   async function openInRoom() {
     const path = `/api/v1/players/${encodeURIComponent(player)}/talk`;
     const answer = await api("POST", path, {});
-    if (!answer.ok) {
-      release();
-      refused(t("talk.refused", { name, why: refusalText(answer) }));
-      return false;
-    }
-    talkId = answer.body.id;
-    if (closed) { end(); return false; }
+    if (!opened(answer)) return false;
     let told = null;
     try {
       const { session, feed } = await publishInRoom(answer.body.janus, pc, "talk");

@@ -74,14 +74,11 @@ class Tone(MediaStreamTrack):
         return frame
 
 
-class Page:
-    """The player's page: its camera sent, whatever sound the service sends received and kept."""
+class Listener:
+    """A peer connection that keeps every sound frame it receives (mono): a player's page hearing an arbiter."""
 
-    def __init__(self, hears: bool = True) -> None:
+    def __init__(self) -> None:
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
-        self.pc.addTrack(MovingPicture(5))
-        if hears:
-            self.pc.addTransceiver("audio", direction="recvonly")
         self.sound: list[np.ndarray[Any, Any]] = []
         self.task: asyncio.Task[None] | None = None
 
@@ -101,14 +98,6 @@ class Page:
                 channels = len(frame.layout.channels)
                 self.sound.append(samples.reshape(-1, channels).mean(axis=1))  # interleaved s16 → mono
 
-    async def join(self, platform: Platformer, token: str) -> None:
-        await self.pc.setLocalDescription(await self.pc.createOffer())
-        response = await platform.client.post("/api/v1/rtc/offer", json={
-            "sdp": self.pc.localDescription.sdp, "type": "offer", "token": token})  # fmt: skip
-        assert response.status == 200, await response.text()
-        answer = await response.json()
-        await self.pc.setRemoteDescription(RTCSessionDescription(answer["sdp"], answer["type"]))
-
     def loud_frames(self) -> int:
         return sum(float(np.sqrt(np.mean(s * s))) > 0.05 for s in self.sound)
 
@@ -121,6 +110,24 @@ class Page:
         if self.task is not None:
             self.task.cancel()
         await self.pc.close()
+
+
+class Page(Listener):
+    """The player's page: its camera sent to the service, whatever sound the service sends received and kept."""
+
+    def __init__(self, hears: bool = True) -> None:
+        super().__init__()
+        self.pc.addTrack(MovingPicture(5))
+        if hears:
+            self.pc.addTransceiver("audio", direction="recvonly")
+
+    async def join(self, platform: Platformer, token: str) -> None:
+        await self.pc.setLocalDescription(await self.pc.createOffer())
+        response = await platform.client.post("/api/v1/rtc/offer", json={
+            "sdp": self.pc.localDescription.sdp, "type": "offer", "token": token})  # fmt: skip
+        assert response.status == 200, await response.text()
+        answer = await response.json()
+        await self.pc.setRemoteDescription(RTCSessionDescription(answer["sdp"], answer["type"]))
 
 
 async def desk_offer(track: MediaStreamTrack | None = None) -> tuple[RTCPeerConnection, dict[str, str]]:

@@ -12,11 +12,8 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import aiohttp
-import numpy as np
 import pytest
 from aiortc import RTCPeerConnection
-from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
-from av import AudioFrame
 
 from proctor.settings import Settings
 from tests.proctor.conftest import Platformer
@@ -24,48 +21,11 @@ from tests.proctor.test_camera import CAM, issue_token
 from tests.proctor.test_live_views import audit, page_events, wait_for
 from tests.proctor.test_sfu_rooms import room_of
 from tests.proctor.test_sfu_rooms import settings as settings  # noqa: PLC0414 - the rooms' settings, as a fixture
-from tests.proctor.test_talk import TONE_HZ, Tone, desk_offer, next_event_of
+from tests.proctor.test_talk import TONE_HZ, Listener, Tone, desk_offer, next_event_of
 from tests.video.tracks import MovingPicture
 from video.janus import JanusSession, janus_session, publish, subscribe
 
 pytestmark = pytest.mark.asyncio
-
-
-class Listener:
-    """The player's page listening to the arbiter's feed: every sound frame kept (mono)."""
-
-    def __init__(self) -> None:
-        self.pc = RTCPeerConnection()
-        self.sound: list[np.ndarray[Any, Any]] = []
-        self.tasks: list[asyncio.Task[None]] = []
-
-        @self.pc.on("track")
-        def on_track(track: MediaStreamTrack) -> None:
-            if track.kind == "audio":
-                self.tasks.append(asyncio.get_running_loop().create_task(self._keep(track)))
-
-    async def _keep(self, track: MediaStreamTrack) -> None:
-        while True:
-            try:
-                frame = await track.recv()
-            except MediaStreamError:
-                return
-            if isinstance(frame, AudioFrame):
-                samples = frame.to_ndarray().astype(np.float32) / 32768
-                self.sound.append(samples.reshape(-1, len(frame.layout.channels)).mean(axis=1))
-
-    def loud_frames(self) -> int:
-        return sum(float(np.sqrt(np.mean(s * s))) > 0.05 for s in self.sound)
-
-    def main_frequency(self) -> float:
-        sound = np.concatenate(self.sound[-50:])
-        spectrum = np.abs(np.fft.rfft(sound * np.hanning(len(sound))))
-        return float(np.argmax(spectrum) * 48_000 / len(sound))
-
-    async def close(self) -> None:
-        for task in self.tasks:
-            task.cancel()
-        await self.pc.close()
 
 
 async def desk_goes_away(platform: Platformer, events: Any, desk_janus: JanusSession,

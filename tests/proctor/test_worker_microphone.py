@@ -14,7 +14,6 @@ import contextlib
 import hashlib
 import shutil
 import signal
-import subprocess
 import wave
 from io import BytesIO
 from pathlib import Path
@@ -28,19 +27,14 @@ from aiortc.contrib.media import MediaPlayer
 from sqlalchemy import select
 from sqlmodel import col
 
-from proctor.database import create_database_engine, migrate
-from proctor.events import parse_event, store_event
+from proctor.database import create_database_engine
 from proctor.models import IncidentAction
 from proctor.settings import Settings
 from proctor.stream_registry import CLAIM
-from tests.proctor.conftest import register_platform
 from tests.proctor.redis_server import RedisServer
-from tests.proctor.test_crash import free_port
 from tests.proctor.test_microphone import EVENT, SmallPicture, advice, missing
 from tests.proctor.test_worker_views import publishing
-from tests.proctor.test_workers import CAM, add_arbiter, incidents, live_workers, seat_and_link, service, wait_for
-from tests.proctor.test_workers import worker as start_worker
-from tests.proctor.test_writer_lease import stop_all, wait_listening
+from tests.proctor.test_workers import CAM, incidents, live_workers, seat_and_link, wait_for, with_workers
 from tests.video.janus_server import JanusServer
 
 pytestmark = pytest.mark.slow
@@ -128,22 +122,9 @@ def test_the_worker_holding_a_front_camera_listens_to_its_microphone_and_the_one
         missing("Debian's espeak-ng (.ci/run installs it)")
     speech = tmp_path / "advice.wav"
     advice(speech)
-    engine = create_database_engine(Settings(database_url=database_url))
-    migrate(engine)
-    with engine.begin() as connection:
-        store_event(connection, parse_event(EVENT, tmp_path), now=0)
-    engine.dispose()
-    secret = register_platform(database_url)
-    add_arbiter(database_url)
-    port = free_port()
-    server = service(database_url, port, janus_server, redis_server.url, tmp_path)
-    workers: dict[str, subprocess.Popen[bytes]] = {}
-    try:
-        wait_listening(port, server, 30)
-        workers.update({name: start_worker(name, port, janus_server, redis_server.url, tmp_path) for name in WORKERS})
-        seen = asyncio.run(scenario(database_url, port, redis_server.url, secret, workers, speech))
-    finally:
-        stop_all([server, *workers.values()])
+    seen = with_workers(database_url, janus_server, redis_server.url, tmp_path, WORKERS,
+                        lambda port, secret, workers: scenario(database_url, port, redis_server.url, secret, workers,
+                                                               speech), EVENT)  # fmt: skip
     assert seen["second"] not in (None, seen["first"])
     voices = microphone_incidents(database_url, TALKER, "voice")
     assert len(voices) >= 2 and all(v.article == "36.4.2, 36.4.3" for v in voices)

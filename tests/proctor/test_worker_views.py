@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import math
 import signal
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -27,18 +26,13 @@ from aiortc import MediaStreamTrack, RTCPeerConnection
 from sqlalchemy import select
 from sqlmodel import col
 
-from proctor.database import create_database_engine, migrate
-from proctor.events import parse_event, store_event
+from proctor.database import create_database_engine
 from proctor.models import CameraAction
 from proctor.settings import Settings
 from proctor.stream_registry import CLAIM
-from tests.proctor.conftest import register_platform
 from tests.proctor.redis_server import RedisServer
-from tests.proctor.test_crash import free_port
 from tests.proctor.test_devices import EVENT, SideCamera
-from tests.proctor.test_workers import CAM, add_arbiter, incidents, live_workers, seat_and_link, service, wait_for
-from tests.proctor.test_workers import worker as start_worker
-from tests.proctor.test_writer_lease import stop_all, wait_listening
+from tests.proctor.test_workers import CAM, incidents, live_workers, seat_and_link, wait_for, with_workers
 from tests.video.janus_server import JanusServer
 from tests.video.tracks import Coverable
 from video.janus import janus_session, publish
@@ -154,22 +148,9 @@ def test_an_approved_view_reaches_the_worker_holding_the_stream_and_the_one_that
 ) -> None:
     if not database_url.startswith("sqlite"):
         pytest.skip("the workers reach the database through the service only: its other tests cover PostgreSQL")
-    engine = create_database_engine(Settings(database_url=database_url))
-    migrate(engine)
-    with engine.begin() as connection:
-        store_event(connection, parse_event(EVENT, tmp_path), now=0)
-    engine.dispose()
-    secret = register_platform(database_url)
-    add_arbiter(database_url)
-    port = free_port()
-    server = service(database_url, port, janus_server, redis_server.url, tmp_path)
-    workers: dict[str, subprocess.Popen[bytes]] = {}
-    try:
-        wait_listening(port, server, 30)
-        workers.update({name: start_worker(name, port, janus_server, redis_server.url, tmp_path) for name in WORKERS})
-        seen = asyncio.run(scenario(database_url, port, redis_server.url, secret, workers, tmp_path))
-    finally:
-        stop_all([server, *workers.values()])
+    seen = with_workers(database_url, janus_server, redis_server.url, tmp_path, WORKERS,
+                        lambda port, secret, workers: scenario(database_url, port, redis_server.url, secret, workers,
+                                                               tmp_path), EVENT)  # fmt: skip
     logs = {name: (tmp_path / f"{name}.log").read_text() for name in WORKERS}
     first, second = seen["first"], seen["second"]
     digest = seen["approved"]["sha256"][:12]

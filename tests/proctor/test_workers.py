@@ -17,10 +17,10 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import pytest
@@ -31,7 +31,8 @@ from sqlalchemy import insert, select
 from sqlmodel import col
 
 from proctor.accounts import token_hash
-from proctor.database import create_database_engine
+from proctor.database import create_database_engine, migrate
+from proctor.events import parse_event, store_event
 from proctor.models import Arbiter, Incident, IncidentAction
 from proctor.settings import Settings
 from proctor.signatures import signed_headers
@@ -43,6 +44,8 @@ from tests.proctor.test_writer_lease import stop_all, wait_listening
 from tests.video.janus_server import JanusServer
 from tests.video.tracks import Coverable
 from video.janus import janus_session, publish
+
+T = TypeVar("T")
 
 pytestmark = pytest.mark.slow
 
@@ -69,6 +72,31 @@ def worker(name: str, ports: int | tuple[int, ...], janus: JanusServer, bus_url:
            "PROCTOR_WRITER_URLS": urls, "PROCTOR_MODELS_DIR": str(MODELS), "PROCTOR_WORKER_CAPACITY": "3"}  # fmt: skip
     out = open(folder / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child process
     return subprocess.Popen([str(PROCTOR), "worker", "--id", name], env=env, stdout=out, stderr=out)
+
+
+def with_workers(database_url: str, janus: JanusServer, bus_url: str, folder: Path, names: tuple[str, ...],
+                 scenario: Callable[[int, str, dict[str, subprocess.Popen[bytes]]], Coroutine[Any, Any, T]],
+                 event: str | None = None) -> T:  # fmt: skip
+    """The service and the workers ``names`` as processes (with ``event`` stored first, a platform and the arbiter
+    Cam), ``scenario(port, the platform's secret, the workers)`` run against them, every process stopped after (a
+    worker the scenario added to the dict too)."""
+    if event is not None:
+        engine = create_database_engine(Settings(database_url=database_url))
+        migrate(engine)
+        with engine.begin() as connection:
+            store_event(connection, parse_event(event, folder), now=0)
+        engine.dispose()
+    secret = register_platform(database_url)
+    add_arbiter(database_url)
+    port = free_port()
+    server = service(database_url, port, janus, bus_url, folder)
+    workers: dict[str, subprocess.Popen[bytes]] = {}
+    try:
+        wait_listening(port, server, 30)
+        workers.update({name: worker(name, port, janus, bus_url, folder) for name in names})
+        return asyncio.run(scenario(port, secret, workers))
+    finally:
+        stop_all([server, *workers.values()])
 
 
 def add_arbiter(database_url: str) -> None:
@@ -286,17 +314,9 @@ def test_workers_share_the_streams_and_take_a_killed_workers_over_with_the_gap_o
 ) -> None:
     if not database_url.startswith("sqlite"):
         pytest.skip("the workers reach the database through the service only: its other tests cover PostgreSQL")
-    secret = register_platform(database_url)
-    add_arbiter(database_url)
-    port = free_port()
-    server = service(database_url, port, janus_server, redis_server.url, tmp_path)
-    workers: dict[str, subprocess.Popen[bytes]] = {}
-    try:
-        wait_listening(port, server, 30)
-        workers.update({name: worker(name, port, janus_server, redis_server.url, tmp_path) for name in WORKERS})
-        seen = asyncio.run(scenario(database_url, port, redis_server, secret, workers, janus_server, tmp_path))
-    finally:
-        stop_all([server, *workers.values()])  # the one that joined too
+    seen = with_workers(database_url, janus_server, redis_server.url, tmp_path, WORKERS,
+                        lambda port, secret, workers: scenario(database_url, port, redis_server, secret, workers,
+                                                               janus_server, tmp_path))  # fmt: skip
     logs = {name: (tmp_path / f"{name}.log").read_text() for name in WORKERS}
     assert sorted(seen.loads.values()) == [1, 1, 2], (seen.loads, logs)
     assert seen.moved_in < 10, seen.moved_in
