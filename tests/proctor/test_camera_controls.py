@@ -155,7 +155,7 @@ async def test_a_message_reaches_its_players_page_and_no_other(platform: Platfor
     assert {k: v for k, v in state.items() if k != "player"} == {
         "request": None, "leave_until": None, "approval": None, "messages": [], "prompt": None,
         "video": {"width": 640, "height": 480, "frameRate": 5, "maxBitrate": 300_000, "watched": False},
-        "devices": {"front": {"state": "not-connected", "since": None}}, "talk": False}  # fmt: skip
+        "devices": {"front": {"state": "not-connected", "since": None}}, "talk": False, "talk_feed": None}  # fmt: skip
     response = await platform.client.post("/api/v1/players/m-1/camera/messages", headers=ARBITER,
                                           json={"text": "Please keep your hands in view"})  # fmt: skip
     assert response.status == 201
