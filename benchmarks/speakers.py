@@ -7,7 +7,9 @@ needs PyTorch to load; here its weights are read from the file without it (a leg
 tensors and dictionaries are let through) and the network runs in numpy.  The wheel is downloaded by pip into a
 temporary folder.  Each utterance (espeak-ng's voices, as the microphone's benchmark makes them, benchmarks/sounds.py)
 is embedded as Resemblyzer does (1.6 s windows at 1.3 a second, averaged), and the cosine similarity of every pair is
-split by whether the two are the same voice (voice and pitch) or not::
+split by whether the two are the same voice (voice and pitch) or not; with Debian's asterisk-core-sounds-en-wav, 12
+recorded prompts of one real speaker are compared with each other and with espeak's voices (is the encoder, run
+without PyTorch, sound?)::
 
     .venv/bin/python benchmarks/speakers.py
 
@@ -206,6 +208,16 @@ def main() -> int:
         print(f"the same {label}: {len(same)} pairs, similarity mean {np.mean(same):.3f}, lowest {min(same):.3f}; "
               f"others: {len(other)} pairs, mean {np.mean(other):.3f}, highest {max(other):.3f}; "
               f"others above the lowest same pair: {above}/{len(other)}")  # fmt: skip
+    recorded = sorted(f for f in sounds.ASTERISK.glob("*.wav") if f.stat().st_size > 40_000)
+    if recorded:  # one real speaker (Debian's asterisk-core-sounds-en-wav): is the encoder itself sound?
+        chosen = [recorded[i] for i in np.random.default_rng(1).choice(len(recorded), 12, replace=False)]
+        real = [encoder.embed(to_16k(sounds.decode(f), sounds.RATE)) for f in chosen]
+        herself = [float(a @ b) for i, a in enumerate(real) for b in real[i + 1 :]]
+        against = [float(a @ prints[key]) for a in real for key in keys]
+        print(
+            f"one recorded speaker with herself: {len(herself)} pairs, mean {np.mean(herself):.3f}, lowest "
+            f"{min(herself):.3f}; against espeak's voices: mean {np.mean(against):.3f}, highest {max(against):.3f}"
+        )
     return 0
 
 
