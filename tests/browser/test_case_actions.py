@@ -107,6 +107,9 @@ async def the_board_and_its_menu_name_the_players(page: Page, board: int) -> Non
     """The board and its menu name the players as the event lists them; their platform ids only as tooltips."""
     card = f"[data-game='{board}']"
     shown = [["Male Youth Player 4", "youth-m-p4"], ["Male Youth Player 2", "youth-m-p2"]]
+    # The names come with the sections' rosters, a moment after the board (on a busy machine, after its first paint).
+    await page.wait_for_function("(card) => document.querySelectorAll(card + ' .players [data-raw=name]').length === 2",
+                                 arg=card, timeout=10_000)  # fmt: skip
     assert await page.eval_on_selector_all(f"{card} .players [data-raw=name]", NAMES) == shown
     assert "youth-m-p" not in await text(page, f"{card} .players")
     await page.click(f"{card} button[data-menu]")
