@@ -11,6 +11,7 @@ Chromium loops its fake audio file: the advice is heard again every 18 s while t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import shutil
@@ -96,6 +97,8 @@ class Heard:
     desk_loudest: float = -100.0
     """The loudest level (dBFS) the desk's meter showed for the player's microphone."""
     desk_listening: bool = False
+    roster: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Each player's microphone line in the desk's camera roster: its state and words (in Chinese)."""
     pills: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Each page's microphone in its devices' guide: its state and words (the silent page's in English)."""
 
@@ -184,10 +187,21 @@ async def the_talker(served: Served, browser: Any, link: str, seen: Heard) -> No
 
 
 async def the_desk_hears(served: Served, browser: Any, seen: Heard) -> None:
-    """The chief's large view of the player: the microphone's level meter moves with the advice, and Listen unmutes."""
+    """The chief's camera roster says each player's microphone (the silent page's lost); the large view of the player:
+    the microphone's level meter moves with the advice, and Listen unmutes."""
     desk = await (await browser.new_context(viewport={"width": 1366, "height": 900})).new_page()
     await desk.goto(served.base + "/arbiter")
     await log_in(desk, "Li")
+    await desk.click("#roster-open")
+    await desk.wait_for_selector("#roster[open]")
+    await desk.select_option("#roster-section", "mic-2026/kids")
+    for player, state in ((PLAYER, "connected"), (SILENT, "lost")):  # the roster polls: the state as it comes
+        line = f"#roster-rows tr[data-player='{player}'] .device-line[data-device='microphone']"
+        with contextlib.suppress(PlaywrightTimeout):
+            await desk.wait_for_selector(f"{line} .cam-state[data-state='{state}']", timeout=15_000)
+        seen.roster[player] = (await desk.get_attribute(f"{line} .cam-state", "data-state") or "",
+                               await desk.text_content(line) or "")  # fmt: skip
+    await desk.keyboard.press("Escape")
     await desk.click(f"[data-menu='{seen.game}']")
     await desk.click(f"#ctl-menu button[data-live='large'][data-player='{PLAYER}']")
     await desk.wait_for_selector("#live-large .live-head [data-role='level']", timeout=15_000)
@@ -257,3 +271,8 @@ async def test_the_desks_large_view_shows_the_microphones_level_and_can_listen(h
 async def test_each_page_shows_its_microphones_state(heard: Heard) -> None:
     assert heard.pills[PLAYER] == ("connected", "connected"), heard.pills  # both pages switched to English
     assert heard.pills[SILENT] == ("lost", "connection lost"), heard.pills
+
+
+async def test_the_desks_roster_shows_each_microphone(heard: Heard) -> None:
+    assert heard.roster[PLAYER] == ("connected", "麦克风 已连接"), heard.roster
+    assert heard.roster[SILENT] == ("lost", "麦克风 已断开"), heard.roster
