@@ -22,7 +22,6 @@ from typing import Any
 import aiohttp
 import numpy as np
 import pytest
-import redis
 from aiortc.contrib.media import MediaPlayer
 from sqlalchemy import select
 from sqlmodel import col
@@ -30,11 +29,10 @@ from sqlmodel import col
 from proctor.database import create_database_engine
 from proctor.models import IncidentAction
 from proctor.settings import Settings
-from proctor.stream_registry import CLAIM
 from tests.proctor.redis_server import RedisServer
 from tests.proctor.test_microphone import EVENT, SmallPicture, advice, missing
 from tests.proctor.test_worker_views import publishing
-from tests.proctor.test_workers import CAM, incidents, live_workers, seat_and_link, wait_for, with_workers
+from tests.proctor.test_workers import CAM, holders, incidents, live_workers, seat_and_link, wait_for, with_workers
 from tests.video.janus_server import JanusServer
 
 pytestmark = pytest.mark.slow
@@ -45,13 +43,8 @@ TALKER, SILENT = "m-1", "m-3"
 WORKERS = ("a1", "a2")
 
 
-def front_holder(bus_url: str, player: str = TALKER) -> str | None:
-    client = redis.Redis.from_url(bus_url, decode_responses=True)
-    try:
-        held = client.get(f"{CLAIM}{player}|front")
-        return None if held is None else str(held)
-    finally:
-        client.close()
+def front_holder(bus_url: str) -> str | None:
+    return holders(bus_url, (TALKER,))[TALKER]
 
 
 def microphone_incidents(database_url: str, player: str, kind: str) -> list[Any]:
