@@ -73,6 +73,8 @@ DEFAULT_EVENT: Final = EXAMPLES / "national-2023.toml"
 PLATFORM: Final = "demo"
 LATE_MS: Final = 6_000
 """The demo's late player enters 6 s after the start, within the demo copy's tolerance (DEMO_LATENESS_S)."""
+DEMO_BUSY_TIMEOUT_S: Final = 30.0
+"""How long the demo's own writes (a round's pairings) wait for SQLite's lock held by the running service."""
 SCENES: Final = (Scene.LEAVES, Scene.SECOND_PERSON, Scene.FROZEN, Scene.STILL)
 
 
@@ -261,7 +263,11 @@ async def _pair_next_round(settings: Settings, client: ServiceClient, section: S
               else monrad_round(players, history))  # fmt: skip
 
     def store() -> int:
-        engine = create_database_engine(settings)
+        # The demo's own write beside the running service: it may wait for the service's writer longer than a
+        # request would (a busy machine's batch can hold SQLite's lock beyond the service's 3 s).
+        engine = create_database_engine(
+            replace(settings, sqlite_busy_timeout_s=max(settings.sqlite_busy_timeout_s, DEMO_BUSY_TIMEOUT_S))
+        )
         try:
             with writing(engine).begin() as connection:  # the write lock first: the service writes meanwhile
                 return add_round(connection, section.event, section.section, round_no, boards)

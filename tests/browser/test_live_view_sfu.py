@@ -34,7 +34,7 @@ from tests.browser.test_live_view import (
     player_page,
     watch_from_menu,
 )
-from tests.browser.test_talk import loudness, write_tone
+from tests.browser.test_talk import hold_down, loudness, write_tone
 from tests.proctor.conftest import register_platform
 from tests.proctor.redis_server import RedisServer, redis_server  # noqa: F401 - the fixture
 from tests.proctor.test_live_views import audit
@@ -102,6 +102,7 @@ async def test_an_arbiter_watches_a_player_through_janus_at_full_size(served: Se
             desk = await watching(served, browser, game_id)
             # Watched, the page sends at the live rate (a busy machine takes a moment to say so): measured then.
             await player.wait_for_function("() => document.body.dataset.sendRate === '15'", timeout=5_000)
+            await asyncio.sleep(1.0)  # the camera's new rate reaches the encoder and Janus
             played = await desk.evaluate(PLAYING, TILE)
             assert played["advanced"] > 2.0 and not played["hidden"], played
             assert (played["width"], played["height"]) == (640, 480), played  # the full layer, not the analysis'
@@ -149,14 +150,7 @@ async def test_an_arbiter_speaks_to_a_player_through_janus(served: Served, tmp_p
             desk = await watching(served, browser, game_id)
             talk = f"{TILE} .live-head button[data-role='talk']"
             quiet = await loudness(player, 0.5)
-            box = await (await desk.wait_for_selector(talk)).bounding_box()  # type: ignore[union-attr]
-            assert box is not None
-            await desk.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-            await desk.mouse.down()
-            await desk.wait_for_selector(f"{talk}[data-state='speaking']", timeout=15_000)
-            await player.wait_for_selector("#talk-state:not([hidden])", timeout=10_000)
-            await player.wait_for_function("() => document.getElementById('arbiter-voice').srcObject",
-                                           timeout=10_000)  # fmt: skip
+            await hold_down(desk, talk, player)
             held = await loudness(player, 3.0)
             await desk.mouse.up()
             await asyncio.sleep(1.0)  # what was in flight plays out

@@ -112,6 +112,17 @@ async def player_page(browser: Browser, link: str) -> Page:
     return player
 
 
+async def hold_down(desk: Page, talk: str, player: Page) -> None:
+    """The arbiter holds the talk button down until the desk says it speaks and the player's page plays a sound."""
+    box = await (await desk.wait_for_selector(talk)).bounding_box()  # type: ignore[union-attr]
+    assert box is not None
+    await desk.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    await desk.mouse.down()
+    await desk.wait_for_selector(f"{talk}[data-state='speaking']", timeout=15_000)
+    await player.wait_for_selector("#talk-state:not([hidden])", timeout=10_000)
+    await player.wait_for_function("() => document.getElementById('arbiter-voice').srcObject", timeout=10_000)
+
+
 async def hold_to_talk(served: Served, browser: Browser, player: Page, game_id: int, heard: Heard) -> None:
     desk = await (await browser.new_context(viewport={"width": 1366, "height": 900})).new_page()
     await desk.goto(served.base + "/arbiter")
@@ -123,14 +134,8 @@ async def hold_to_talk(served: Served, browser: Browser, player: Page, game_id: 
     assert (await desk.text_content(talk)) == "按住说话"
     heard.quiet = await loudness(player, 0.5)  # nobody has spoken: nothing plays
     # The first press opens the talk (the desk's microphone, a connection of its own); holding it speaks.
-    box = await (await desk.wait_for_selector(talk)).bounding_box()  # type: ignore[union-attr]
-    assert box is not None
-    await desk.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    await desk.mouse.down()
-    await desk.wait_for_selector(f"{talk}[data-state='speaking']", timeout=10_000)
-    await player.wait_for_selector("#talk-state:not([hidden])", timeout=10_000)
+    await hold_down(desk, talk, player)
     heard.said = await player.text_content("#talk-state") or ""
-    await player.wait_for_function("() => document.getElementById('arbiter-voice').srcObject", timeout=10_000)
     heard.held = await loudness(player, 3.0)
     ARTIFACTS.mkdir(exist_ok=True)
     await desk.screenshot(path=str(ARTIFACTS / "arbiter-talk.png"))
