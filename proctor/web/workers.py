@@ -75,17 +75,21 @@ def _seconds(body: dict[str, Any], name: str, optional: bool = False) -> float |
     return float(value)
 
 
+def _span(body: dict[str, Any]) -> tuple[float, float | None, str]:
+    """A finding's ``started``, ``ended`` (or None) and ``detail``, checked."""
+    started, ended = _seconds(body, "started"), _seconds(body, "ended", optional=True)
+    assert started is not None
+    if ended is not None and ended < started:
+        raise errors.BadRequestError("'ended' must not be before 'started'")
+    return started, ended, text_field(body, "detail")[:MAX_DETAIL]
+
+
 def _finding(body: dict[str, Any]) -> Finding:
     try:
         check = Check(body.get("check"))
     except ValueError:
         raise errors.BadRequestError(f"'check' must be one of {', '.join(c.value for c in Check)}") from None
-    started, ended = _seconds(body, "started"), _seconds(body, "ended", optional=True)
-    assert started is not None
-    if ended is not None and ended < started:
-        raise errors.BadRequestError("'ended' must not be before 'started'")
-    detail = text_field(body, "detail")[:MAX_DETAIL]
-    return Finding(check, started, ended, detail)
+    return Finding(check, *_span(body))
 
 
 def _sound_finding(body: dict[str, Any]) -> SoundFinding:
@@ -93,8 +97,7 @@ def _sound_finding(body: dict[str, Any]) -> SoundFinding:
         check = sound_check(body.get("check"))
     except ValueError as error:
         raise errors.BadRequestError(str(error)) from None
-    finding = _finding({**body, "check": Check.LOST.value})  # the times and the detail, checked alike
-    return SoundFinding(check, finding.started, finding.ended, finding.detail)
+    return SoundFinding(check, *_span(body))
 
 
 def _media(body: dict[str, Any], name: str) -> bytes | None:
